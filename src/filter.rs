@@ -1,0 +1,259 @@
+//! One envelope run, shared by `CMD | outbox` and wrap mode: open the store,
+//! ingest, commit the spill, render, print, and decide the exit status.
+//!
+//! Exit status (text mode): 0; 1 when outbox failed or the full output could
+//! not be kept (the envelope is still printed); 128+N when interrupted by
+//! signal N. Wrap mode maps these onto the command's status (see wrap.rs).
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use regex::bytes::Regex;
+
+use crate::cli::{EnvelopeArgs, EnvelopeMode, Format};
+use crate::envelope::{self, Budgets, RunInfo};
+use crate::input::{Reader, Stop};
+use crate::pipeline::{self, Ingest};
+use crate::scan::{ScanConfig, Scanner};
+use crate::signal;
+use crate::spill::SpillTarget;
+use crate::store::{self, Meta, Store};
+
+/// Facts about a wrapped command, recorded in the header and metadata.
+#[derive(Debug, Clone, Default)]
+pub struct CommandInfo {
+    pub command: String,
+    pub exit_status: Option<i32>,
+    pub killed_by_signal: Option<i32>,
+    pub duration_ms: Option<u64>,
+}
+
+/// How a run ended, for the caller's exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// outbox itself failed, or the full output could not be kept.
+    pub failed: bool,
+    /// Input was cut short by this signal.
+    pub interrupted: Option<i32>,
+    /// Where the original is, when it was kept.
+    pub full_output: Option<PathBuf>,
+}
+
+impl Outcome {
+    /// Exit status of a plain `CMD | outbox` run.
+    pub fn exit_code(&self) -> u8 {
+        match self.interrupted {
+            Some(sig) => crate::interrupt::exit_code(sig),
+            None => self.failed as u8,
+        }
+    }
+}
+
+/// A prepared run: store opened, temporary file created, scanner built.
+pub struct Session {
+    args: EnvelopeArgs,
+    label: String,
+    store: Result<Store, String>,
+    target: Option<SpillTarget>,
+    scanner: Scanner,
+    signal: Regex,
+}
+
+impl Session {
+    /// Validates options and prepares the store. Errors here are usage
+    /// errors (bad regex); store problems are carried into the envelope.
+    pub fn start(args: &EnvelopeArgs, default_label: &str) -> anyhow::Result<Session> {
+        let signal = signal::matcher(args.signal.as_deref())
+            .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
+        if args.format != Format::Text {
+            anyhow::bail!("--format {:?} is not available in this build yet", args.format);
+        }
+        let raw_label = args.label.as_ref().map(|l| l.to_string_lossy().into_owned());
+        let label = store::sanitize_label(raw_label.as_deref().unwrap_or(default_label), "stdin");
+        let store = store::resolve_dir(args.dir.as_deref()).and_then(|d| Store::open(&d)).map_err(|e| e.to_string());
+        let mut target = None;
+        let store = match store {
+            Ok(s) => match s.create_temp() {
+                Ok(t) => {
+                    target = Some(t);
+                    Ok(s)
+                }
+                Err(e) => Err(e.to_string()),
+            },
+            Err(e) => Err(e),
+        };
+        if let Some(t) = &target {
+            crate::interrupt::set_temp_path(Some(&t.path));
+        }
+        let cfg = ScanConfig {
+            budget: args.budget,
+            tail_lines: args.tail,
+            tail_budget: args.tail_budget,
+            signal: signal.clone(),
+        };
+        Ok(Session { args: args.clone(), label, store, target, scanner: Scanner::new(cfg), signal })
+    }
+
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Reads the input to its end (or to an interruption).
+    pub fn ingest(&mut self, reader: Reader) -> Ingest {
+        let tee_mode = self.args.envelope == EnvelopeMode::Never;
+        let stdout = io::stdout();
+        let mut lock = stdout.lock();
+        let tee: Option<&mut dyn Write> = if tee_mode { Some(&mut lock) } else { None };
+        let mut progress = self.args.progress.then(crate::progress::Meter::stderr).flatten();
+        let progress: Option<&mut dyn pipeline::Progress> = progress.as_mut().map(|p| p as &mut dyn pipeline::Progress);
+        pipeline::ingest(reader, &mut self.scanner, self.target.take(), tee, progress)
+    }
+
+    /// Commits the spill, prints the envelope (or the input itself) and
+    /// reports how it went. Problems with outbox go to stderr as well.
+    pub fn finish(mut self, ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
+        self.scanner.finish();
+        let sc = self.scanner.result();
+        let interrupted = match ingest.stop {
+            Some(Stop::Signal(sig)) => Some(sig),
+            _ => None,
+        };
+        let tee_mode = self.args.envelope == EnvelopeMode::Never;
+        let passthrough = if self.args.envelope == EnvelopeMode::Auto && interrupted.is_none() {
+            envelope::passthrough(&sc, self.args.budget)
+        } else {
+            None
+        };
+        let strategy = if tee_mode {
+            "tee"
+        } else if passthrough.is_some() {
+            "passthrough"
+        } else {
+            "text-envelope"
+        };
+
+        let id = store::entry_id(&self.label, &ingest.spill.digest);
+        let mut failed = false;
+        let mut spill_error = None;
+        let mut full_output = None;
+        match (&self.store, ingest.spill.temp.as_ref(), ingest.spill.error.as_ref()) {
+            (Err(e), _, _) => spill_error = Some(e.clone()),
+            (Ok(_), _, Some(e)) => spill_error = Some(format!("writing the spill failed: {e}")),
+            (Ok(_), None, None) => spill_error = Some("the spill file was lost".into()),
+            (Ok(store), Some(temp), None) => {
+                let meta = Meta {
+                    id: id.clone(),
+                    label: self.label.clone(),
+                    strategy: strategy.into(),
+                    created: store::now_secs(),
+                    ttl_seconds: store::ttl_from_env(),
+                    bytes: sc.bytes,
+                    chars: sc.chars,
+                    lines: sc.lines,
+                    complete: interrupted.is_none() && ingest.read_error.is_none(),
+                    interrupted_by: interrupted.map(crate::interrupt::name),
+                    command: command.as_ref().map(|c| c.command.clone()),
+                    exit_status: command.as_ref().and_then(|c| c.exit_status),
+                    signal: command.as_ref().and_then(|c| c.killed_by_signal),
+                    duration_ms: command.as_ref().and_then(|c| c.duration_ms),
+                    digest: store::digest_hex(&ingest.spill.digest),
+                };
+                match store.commit(temp, &meta) {
+                    Ok(entry) => full_output = Some(entry.path),
+                    Err(e) => spill_error = Some(e.to_string()),
+                }
+            }
+        }
+        crate::interrupt::set_temp_path(None);
+        if let Some(e) = &spill_error {
+            failed = true;
+            eprintln!("outbox: the full output could not be kept: {e}");
+        }
+        let mut notes = Vec::new();
+        if let Some(e) = &ingest.read_error {
+            failed = true;
+            eprintln!("outbox: reading the input failed: {e}");
+            notes.push(format!("reading the input failed after {} bytes: {e}", sc.bytes));
+        }
+
+        if tee_mode {
+            if let Some(e) = &ingest.tee_error {
+                if e.kind() != io::ErrorKind::BrokenPipe {
+                    failed = true;
+                    report_stdout_error(e, full_output.as_ref());
+                }
+            }
+            return Outcome { failed, interrupted, full_output };
+        }
+
+        let printed = match passthrough {
+            Some(raw) => write_stdout(raw),
+            None => {
+                let info = RunInfo {
+                    label: self.label.clone(),
+                    id,
+                    full_output: full_output.as_ref().map(|p| p.display().to_string()),
+                    spill_error,
+                    strategy: strategy.into(),
+                    command: command.as_ref().map(|c| truncate(&c.command, 200)),
+                    exit_status: command.as_ref().and_then(|c| c.exit_status),
+                    killed_by_signal: command.as_ref().and_then(|c| c.killed_by_signal).map(crate::interrupt::name),
+                    duration_ms: command.as_ref().and_then(|c| c.duration_ms),
+                    interrupted: interrupted.map(crate::interrupt::name),
+                    extra: Default::default(),
+                    notes,
+                };
+                let budgets = Budgets {
+                    budget: self.args.budget,
+                    tail_budget: self.args.tail_budget,
+                    head_budget: self.args.head_budget,
+                    tail_lines: self.args.tail,
+                    spill_limit: self.args.spill_limit,
+                };
+                let text = envelope::render(&sc, &budgets, &info, &self.signal);
+                write_stdout(text.as_bytes())
+            }
+        };
+        if let Err(e) = printed {
+            // A reader that went away (`| head`) is not a failure: the spill
+            // is already safe.
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                failed = true;
+                report_stdout_error(&e, full_output.as_ref());
+            }
+        }
+        Outcome { failed, interrupted, full_output }
+    }
+}
+
+fn write_stdout(bytes: &[u8]) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut lock = stdout.lock();
+    lock.write_all(bytes)?;
+    lock.flush()
+}
+
+fn report_stdout_error(e: &io::Error, path: Option<&PathBuf>) {
+    match path {
+        Some(p) => eprintln!("outbox: cannot write to stdout ({e}); the full output is kept at {}", p.display()),
+        None => eprintln!("outbox: cannot write to stdout ({e}); the full output could not be kept either"),
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+/// `CMD | outbox`: envelope standard input.
+pub fn run_stdin(args: &EnvelopeArgs) -> anyhow::Result<u8> {
+    crate::interrupt::install();
+    let mut session = Session::start(args, "stdin")?;
+    let reader = Reader::stdin(!args.no_mmap);
+    let ingest = session.ingest(reader);
+    Ok(session.finish(ingest, None).exit_code())
+}

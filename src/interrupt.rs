@@ -1,0 +1,99 @@
+//! SIGINT / SIGTERM handling for the ingest loop.
+//!
+//! The first signal sets a flag; a blocking `read` on stdin returns EINTR
+//! because the handler is installed without SA_RESTART, and the reader stops
+//! within the one-second poll below even when the signal landed on another
+//! thread. What arrived is kept as an incomplete entry. A second signal ends
+//! the process at once, after unlinking the temporary spill file (unlink is
+//! async-signal-safe), so nothing is left behind.
+
+use std::ffi::CString;
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+static TEMP_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The first SIGINT/SIGTERM received, if any.
+pub fn received() -> Option<i32> {
+    match SIGNAL.load(Ordering::Relaxed) {
+        0 => None,
+        n => Some(n),
+    }
+}
+
+/// Exit status for a run stopped by `sig` (128 + N).
+pub fn exit_code(sig: i32) -> u8 {
+    (128 + sig).clamp(0, 255) as u8
+}
+
+/// Name of a signal for messages.
+pub fn name(sig: i32) -> String {
+    match sig {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGHUP => "SIGHUP".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGPIPE => "SIGPIPE".into(),
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        // Second signal: end now, leaving no temporary file.
+        let p = TEMP_PATH.load(Ordering::SeqCst);
+        unsafe {
+            if !p.is_null() {
+                libc::unlink(p);
+            }
+            libc::_exit(128 + sig);
+        }
+    }
+}
+
+/// Installs the handlers, and ignores SIGXFSZ so that a file-size limit
+/// shows up as EFBIG (a spill failure we report) instead of killing us.
+pub fn install() {
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        sa.sa_flags = 0; // no SA_RESTART: a blocked read returns EINTR
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+/// Records the temporary file a second signal must remove.
+pub fn set_temp_path(path: Option<&std::path::Path>) {
+    use std::os::unix::ffi::OsStrExt;
+    let new = match path.and_then(|p| CString::new(p.as_os_str().as_bytes()).ok()) {
+        Some(c) => c.into_raw(),
+        None => std::ptr::null_mut(),
+    };
+    let old = TEMP_PATH.swap(new, Ordering::SeqCst);
+    if !old.is_null() {
+        // Safe: only ever set from CString::into_raw above. A handler that
+        // loaded `old` just before the swap would _exit, never return here.
+        drop(unsafe { CString::from_raw(old) });
+    }
+}
+
+/// Runs `f` with SIGINT and SIGTERM blocked, so threads it spawns inherit a
+/// mask that routes those signals to the reading thread.
+pub fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let out = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        out
+    }
+}

@@ -1,0 +1,1 @@
+//! `--format json`: fold a JSON document into a smaller valid one. (Issue 4.)

@@ -1,0 +1,1 @@
+//! `--format ndjson`: fold one JSON value per line, streaming. (Issue 4.)

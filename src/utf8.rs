@@ -1,0 +1,199 @@
+//! Character counting in the contract's unit: Unicode scalar values of the
+//! lossy UTF-8 decoding, where each maximal invalid subpart counts as one
+//! U+FFFD (the WHATWG / `String::from_utf8_lossy` rule).
+//!
+//! The counter is streaming: a block may end inside a multi-byte sequence,
+//! so up to three bytes of an incomplete-but-valid prefix are carried into
+//! the next block. The common case (a block that is valid UTF-8) never
+//! decodes: it validates with SIMD and counts the bytes that start a
+//! character.
+
+/// Count of characters in `bytes` that are valid UTF-8 (or any bytes: the
+/// result is then the count of non-continuation bytes).
+#[inline]
+pub fn count_lead_bytes(bytes: &[u8]) -> u64 {
+    // A continuation byte is 0b10xx_xxxx, i.e. -64..=-65 as i8 is < -64.
+    // Written as a plain fold so the compiler vectorises it.
+    let mut n: u64 = 0;
+    for chunk in bytes.chunks(255 * 16) {
+        let mut c: u64 = 0;
+        for &b in chunk {
+            c += ((b as i8) >= -64) as u64;
+        }
+        n += c;
+    }
+    n
+}
+
+/// Lossy character count of a complete byte string (no carry).
+pub fn count_chars(bytes: &[u8]) -> u64 {
+    if simdutf8::basic::from_utf8(bytes).is_ok() {
+        return count_lead_bytes(bytes);
+    }
+    let mut n = 0u64;
+    for chunk in bytes.utf8_chunks() {
+        n += count_lead_bytes(chunk.valid().as_bytes());
+        if !chunk.invalid().is_empty() {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Streaming lossy character counter.
+#[derive(Debug, Default, Clone)]
+pub struct CharCounter {
+    carry: [u8; 4],
+    carry_len: usize,
+    chars: u64,
+}
+
+impl CharCounter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Characters counted so far, not including a pending carry.
+    pub fn chars(&self) -> u64 {
+        self.chars
+    }
+
+    /// Feeds the next bytes of the stream; returns how many characters
+    /// they completed.
+    pub fn feed(&mut self, mut bytes: &[u8]) -> u64 {
+        let before = self.chars;
+        if self.carry_len > 0 {
+            let used = self.resolve_carry(bytes);
+            bytes = &bytes[used..];
+            if self.carry_len > 0 {
+                // Still incomplete: the whole input went into the carry.
+                return self.chars - before;
+            }
+        }
+        if bytes.is_empty() {
+            return self.chars - before;
+        }
+        match simdutf8::compat::from_utf8(bytes) {
+            Ok(_) => self.chars += count_lead_bytes(bytes),
+            Err(e) if e.error_len().is_none() => {
+                let (valid, rest) = bytes.split_at(e.valid_up_to());
+                self.chars += count_lead_bytes(valid);
+                self.set_carry(rest);
+            }
+            Err(_) => self.feed_invalid(bytes),
+        }
+        self.chars - before
+    }
+
+    /// Ends the stream: a pending incomplete sequence is one U+FFFD.
+    pub fn finish(&mut self) -> u64 {
+        if self.carry_len > 0 {
+            self.carry_len = 0;
+            self.chars += 1;
+        }
+        self.chars
+    }
+
+    fn feed_invalid(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.utf8_chunks().peekable();
+        while let Some(chunk) = chunks.next() {
+            self.chars += count_lead_bytes(chunk.valid().as_bytes());
+            let bad = chunk.invalid();
+            if bad.is_empty() {
+                continue;
+            }
+            let is_last = chunks.peek().is_none();
+            if is_last && is_incomplete_prefix(bad) {
+                self.set_carry(bad);
+            } else {
+                self.chars += 1;
+            }
+        }
+    }
+
+    fn set_carry(&mut self, rest: &[u8]) {
+        debug_assert!(rest.len() <= 3);
+        self.carry[..rest.len()].copy_from_slice(rest);
+        self.carry_len = rest.len();
+    }
+
+    /// Extends the carried prefix with bytes from the new block until it is
+    /// complete or broken; returns how many bytes of `bytes` it consumed.
+    fn resolve_carry(&mut self, bytes: &[u8]) -> usize {
+        for (i, &b) in bytes.iter().enumerate() {
+            self.carry[self.carry_len] = b;
+            let candidate = &self.carry[..self.carry_len + 1];
+            match std::str::from_utf8(candidate) {
+                Ok(_) => {
+                    self.chars += 1;
+                    self.carry_len = 0;
+                    return i + 1;
+                }
+                Err(e) if e.error_len().is_none() => self.carry_len += 1,
+                Err(_) => {
+                    // The carried bytes form one maximal invalid subpart;
+                    // the byte that broke it starts afresh.
+                    self.chars += 1;
+                    self.carry_len = 0;
+                    return i;
+                }
+            }
+        }
+        bytes.len()
+    }
+}
+
+/// True when `bytes` is a prefix of some valid UTF-8 sequence, i.e. more
+/// input could complete it.
+fn is_incomplete_prefix(bytes: &[u8]) -> bool {
+    matches!(std::str::from_utf8(bytes), Err(e) if e.error_len().is_none() && e.valid_up_to() == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(bytes: &[u8]) -> u64 {
+        String::from_utf8_lossy(bytes).chars().count() as u64
+    }
+
+    #[test]
+    fn counts_match_lossy_decoding_for_every_split() {
+        let samples: &[&[u8]] = &[
+            b"",
+            b"plain ascii\n",
+            "日本語のテキスト\n".as_bytes(),
+            b"\xe2\x82",
+            b"a\xe2\x82b",
+            b"\xf0\x9f\x98\x80\xf0\x9f",
+            b"\xe0\x80\x80",
+            b"\xed\xa0\x80x",
+            b"\xff\xfe\xfd",
+            b"\xf4\x90\x80\x80",
+            b"x\xc3",
+            b"\xc3\x28\xe2\x28\xa1",
+        ];
+        for s in samples {
+            for split in 0..=s.len() {
+                for split2 in split..=s.len() {
+                    let mut c = CharCounter::new();
+                    c.feed(&s[..split]);
+                    c.feed(&s[split..split2]);
+                    c.feed(&s[split2..]);
+                    assert_eq!(c.finish(), reference(s), "{s:?} split at {split},{split2}");
+                }
+            }
+            assert_eq!(count_chars(s), reference(s));
+        }
+    }
+
+    #[test]
+    fn byte_at_a_time() {
+        let s = b"\xf0\x9f\x98\x80 \xe2\x82\xac \xf0\x9f\x98 \xc0\xaf end\xe2";
+        let mut c = CharCounter::new();
+        for b in s.iter() {
+            c.feed(std::slice::from_ref(b));
+        }
+        assert_eq!(c.finish(), reference(s));
+    }
+}

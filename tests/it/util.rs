@@ -1,0 +1,55 @@
+//! Shared helpers: run the built binary with input, in a private store.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_outbox")
+}
+
+/// A private store directory that is removed when dropped.
+pub struct Store {
+    pub dir: tempfile::TempDir,
+}
+
+impl Store {
+    pub fn new() -> Store {
+        Store { dir: tempfile::tempdir().expect("tempdir") }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    /// Files in the store whose names do not start with a dot.
+    pub fn entries(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(self.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        v.sort();
+        v
+    }
+}
+
+/// Runs `outbox ARGS` with `input` on stdin and the store at `store`.
+pub fn run(store: &Store, args: &[&str], input: &[u8]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).env("OUTBOX_DIR", store.path());
+    run_cmd(cmd, input)
+}
+
+pub fn run_cmd(mut cmd: Command, input: &[u8]) -> Output {
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn outbox");
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait outbox");
+    writer.join().unwrap();
+    out
+}
+
+pub fn chars(bytes: &[u8]) -> usize {
+    String::from_utf8_lossy(bytes).chars().count()
+}
