@@ -124,8 +124,9 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "REGEX")]
     pub signal: Option<String>,
 
-    /// Number of last lines asked for in the tail.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Number of last lines asked for in the tail (at least 1: the last line
+    /// is always kept).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_tail)]
     pub tail: usize,
 
     /// Total characters the output may use, header and markers included.
@@ -191,6 +192,14 @@ fn parse_budget(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n)
+}
+
+fn parse_tail(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("0 would hide the last line, which is always kept: use at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a number of lines")),
+    }
 }
 
 /// Parses `1234`, `64K`, `16M`, `1G` (powers of 1024; `KB`/`KiB` also

@@ -109,7 +109,8 @@ pub fn passthrough<'a>(sc: &Scanned<'a>, budget: usize) -> Option<&'a [u8]> {
 
 /// Renders the envelope; never longer than `b.budget` characters.
 pub fn render(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
-    let asked = (b.tail_lines as u64).min(sc.lines);
+    // The last line is always in the tail, whatever --tail says.
+    let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let hits = sc.signals.hits();
     let notes = notes(sc, info);
     let worst = Shown { head: sc.lines, tail: asked, tail_dropped: asked, signals: hits, ansi: sc.chars };
@@ -124,14 +125,17 @@ pub fn render(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> Stri
     let mut room = b.budget.saturating_sub(fixed);
 
     // 1. Tail, reserved first: the verdict lives there.
-    let tail_room = b.tail_budget.saturating_sub(tail_marker_res).min(room);
+    // ... but line 1 keeps enough room to show its two ends.
+    let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
+    let tail_room = b.tail_budget.saturating_sub(tail_marker_res).min(room.saturating_sub(head_min));
     let tail = choose_tail(sc, asked, tail_room);
     room = room.saturating_sub(tail.used);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head_limit = first_tail - 1;
 
     // 2. Head reservation, 3. signal lines, 4. the rest extends the head.
-    let head_reserve = b.head_budget.saturating_sub(head_marker_res).min(room);
+    // Line 1 always gets room enough to show at least its two ends.
+    let head_reserve = b.head_budget.saturating_sub(head_marker_res).max(head_min).min(room);
     let provisional = choose_head(sc, head_limit, head_reserve);
     let h0 = provisional.lines.len() as u64;
     let sig_room = room - head_reserve;
@@ -249,7 +253,7 @@ fn head_marker(lines: u64, chars: u64) -> String {
 }
 
 fn gap_marker(from: u64, to: u64) -> String {
-    format!("--- lines {from}-{to} not shown ({} lines); signal lines among them follow ---\n", to + 1 - from)
+    format!("--- lines {from}-{to} not shown ({} lines) ---\n", to + 1 - from)
 }
 
 fn signal_marker(shown: u64, hits: u64) -> String {
@@ -389,7 +393,7 @@ fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, 
         LineBody::Whole(b) => {
             let d = line_display(b, guard);
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
-            (chars <= max).then(|| (d.text, chars, ansi))
+            (chars <= max).then_some((d.text, chars, ansi))
         }
         LineBody::Cut { .. } => None,
     }

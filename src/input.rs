@@ -144,7 +144,7 @@ impl Reader {
         matches!(self.kind, Kind::Mapped { .. })
     }
 
-    pub fn next(&mut self) -> io::Result<Next> {
+    pub fn next_block(&mut self) -> io::Result<Next> {
         if let Some(sig) = crate::interrupt::received() {
             return Ok(Next::Stopped(Stop::Signal(sig)));
         }

@@ -50,7 +50,7 @@ pub fn ingest(
     let mut bytes = 0u64;
     let mut lines = 0u64;
     loop {
-        match reader.next() {
+        match reader.next_block() {
             Ok(Next::Block(block)) => {
                 spill.send(block.clone());
                 if let Some(out) = tee.as_deref_mut() {

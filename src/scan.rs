@@ -99,7 +99,7 @@ pub struct Scanned<'a> {
 
 impl Scanner {
     pub fn new(cfg: ScanConfig) -> Scanner {
-        let tail = TailRing::new(cfg.tail_lines, cfg.tail_budget);
+        let tail = TailRing::new(cfg.tail_lines.max(1), cfg.tail_budget);
         // Enough kept signal lines to fill any budget with short ones, but
         // bounded: an entry is at least ~8 chars ("12: x\n").
         let distinct = (cfg.budget / 16).clamp(16, 4096);
@@ -153,6 +153,7 @@ impl Scanner {
         match memrchr(b'\n', rest) {
             Some(last_nl) => {
                 self.scan_region(&rest[..=last_nl]);
+                self.open.lineno = self.newlines + 1;
                 self.extend_open(&rest[last_nl + 1..]);
             }
             None => self.extend_open(rest),

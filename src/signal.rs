@@ -135,7 +135,7 @@ mod tests {
         assert!(re.is_match(b"error: x"));
         assert!(!re.is_match(b"errors: 0"));
         assert!(!re.is_match(b"terror"));
-        assert!(re.is_match(b"thread 'main' panicked") == false);
+        assert!(!re.is_match(b"thread 'main' panicked"));
         assert!(re.is_match(b"panic: oops"));
     }
 

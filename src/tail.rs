@@ -62,20 +62,34 @@ impl TailRing {
         if self.max_lines == 0 || region.is_empty() {
             return;
         }
-        // Walk back over at most the lines that could survive eviction.
+        // Walk back over at most the lines that could survive eviction: the
+        // newest always, older ones within the line and byte caps.
         let mut starts = std::mem::take(&mut self.scratch);
         starts.clear();
         let mut end = region.len() - 1; // index of the '\n' ending the line
-        let mut budget = self.older_cap;
-        loop {
+        let mut older = 0;
+        let reached_start = loop {
             let start = memrchr(b'\n', &region[..end]).map_or(0, |k| k + 1);
-            starts.push((start, end));
             let len = end - start + 1;
-            if start == 0 || starts.len() >= self.max_lines || len > budget {
-                break;
+            if !starts.is_empty() {
+                if starts.len() >= self.max_lines || older + len > self.older_cap {
+                    break false;
+                }
+                older += len;
             }
-            budget -= len;
+            starts.push((start, end));
+            if start == 0 {
+                break true;
+            }
             end = start - 1;
+        };
+        if !reached_start {
+            // Lines before the region can no longer join the kept ones
+            // without a gap.
+            while let Some(old) = self.lines.pop_front() {
+                self.spare.push(old.take_buffer());
+            }
+            self.held = 0;
         }
         let last = first + count - 1;
         let n = starts.len() as u64;

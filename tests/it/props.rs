@@ -1,0 +1,174 @@
+//! Property tests of the scanner and the renderer against a naive model of
+//! the contract: any split of the input into blocks gives the same envelope;
+//! the envelope never exceeds the budget; its counts equal an independent
+//! count; the first and last lines are present.
+
+use outbox::envelope::{self, Budgets, RunInfo};
+use outbox::sanitize::display;
+use outbox::scan::{ScanConfig, Scanner};
+use outbox::signal;
+use proptest::prelude::*;
+
+/// The naive reference: read everything, split into lines.
+pub struct Model {
+    pub chars: u64,
+    pub bytes: u64,
+    pub lines: Vec<Vec<u8>>,
+    pub hits: u64,
+}
+
+pub fn model(data: &[u8], re: &regex::bytes::Regex) -> Model {
+    let mut lines: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
+    if data.ends_with(b"\n") || data.is_empty() {
+        lines.pop();
+    }
+    for l in &mut lines {
+        if l.ends_with(b"\r") {
+            l.pop();
+        }
+    }
+    // A final unterminated line keeps a trailing \r: it is not a CRLF.
+    if !data.ends_with(b"\n") && data.ends_with(b"\r") {
+        if let Some(l) = lines.last_mut() {
+            l.push(b'\r');
+        }
+    }
+    let hits = lines.iter().filter(|l| re.is_match(l)).count() as u64;
+    Model { chars: String::from_utf8_lossy(data).chars().count() as u64, bytes: data.len() as u64, lines, hits }
+}
+
+pub fn render(data: &[u8], splits: &[usize], b: &Budgets, user_signal: Option<&str>) -> String {
+    let re = signal::matcher(user_signal).unwrap();
+    let cfg = ScanConfig { budget: b.budget, tail_lines: b.tail_lines, tail_budget: b.tail_budget, signal: re.clone() };
+    let mut sc = Scanner::new(cfg);
+    let mut pos = 0;
+    for &s in splits {
+        let end = (pos + s).min(data.len());
+        sc.feed(&data[pos..end]);
+        pos = end;
+    }
+    sc.feed(&data[pos..]);
+    sc.finish();
+    let info = RunInfo {
+        label: "t".into(),
+        id: "t-000000000000".into(),
+        full_output: Some("/store/t-000000000000".into()),
+        strategy: "text-envelope".into(),
+        ..RunInfo::default()
+    };
+    envelope::render(&sc.result(), b, &info, &re)
+}
+
+pub fn header(out: &str) -> serde_json::Value {
+    let mut it = out.lines();
+    assert_eq!(it.next(), Some("<<<OUTBOX-HEADER"));
+    let v = serde_json::from_str(it.next().unwrap()).expect("header is JSON");
+    assert_eq!(it.next(), Some("OUTBOX-HEADER"));
+    v
+}
+
+fn piece() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        "[a-z ]{0,12}".prop_map(|s| s.into_bytes()),
+        Just(b"\n".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"error".to_vec()),
+        Just(b" FAILED ".to_vec()),
+        Just("日本語エラー".as_bytes().to_vec()),
+        Just(vec![0xe2, 0x82]),
+        Just(vec![0xff]),
+        Just(vec![0xf0, 0x9f, 0x98, 0x80]),
+        Just(b"\x1b[31m".to_vec()),
+        Just(b"\x07\t".to_vec()),
+        Just(b"--- tail 1/1 lines ---".to_vec()),
+        (1usize..6000).prop_map(|n| vec![b'x'; n]),
+    ]
+}
+
+fn input() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(piece(), 0..200).prop_map(|v| v.concat())
+}
+
+fn budgets() -> impl Strategy<Value = Budgets> {
+    (1000usize..20000, 0usize..5000, 0usize..3000, 1usize..60).prop_map(|(budget, tail_budget, head_budget, tail)| {
+        Budgets { budget, tail_budget, head_budget, tail_lines: tail, spill_limit: 100_000 }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_block_split_gives_the_same_envelope(data in input(), splits in prop::collection::vec(1usize..700, 0..40), b in budgets()) {
+        let whole = render(&data, &[], &b, None);
+        let split = render(&data, &splits, &b, None);
+        prop_assert_eq!(whole, split);
+        let bytewise = render(&data, &vec![1; data.len().min(3000)], &b, None);
+        prop_assert_eq!(render(&data, &[], &b, None), bytewise);
+    }
+
+    #[test]
+    fn envelope_within_budget_counts_exact_ends_present(data in input(), splits in prop::collection::vec(1usize..5000, 0..10), b in budgets()) {
+        let out = render(&data, &splits, &b, None);
+        prop_assert!(out.chars().count() <= b.budget, "{} > {}", out.chars().count(), b.budget);
+        let re = signal::matcher(None).unwrap();
+        let m = model(&data, &re);
+        let h = header(&out);
+        prop_assert_eq!(h["chars"].as_u64(), Some(m.chars));
+        prop_assert_eq!(h["bytes"].as_u64(), Some(m.bytes));
+        prop_assert_eq!(h["lines"].as_u64(), Some(m.lines.len() as u64));
+        prop_assert_eq!(h["signal_hits"].as_u64(), Some(m.hits));
+        let shown = h["signal_lines_shown"].as_u64().unwrap();
+        prop_assert!(shown <= m.hits);
+        let marker = format!("--- signal lines ({shown} of {} shown) ---", m.hits);
+        prop_assert!(out.contains(&marker), "missing {}", marker);
+        if shown < m.hits {
+            let omitted = format!("--- {} more signal lines omitted; read full_output ---", m.hits - shown);
+            prop_assert!(out.contains(&omitted), "missing {}", omitted);
+        }
+        if let Some(last) = m.lines.last() {
+            let d = display(last).text;
+            let end: String = d.chars().rev().take(10).collect::<Vec<_>>().into_iter().rev().collect();
+            prop_assert!(out.contains(&end), "last line end {:?} missing", end);
+        }
+        // The tail is the input's last T lines, contiguous and in order.
+        let t = h["tail_lines_included"].as_u64().unwrap() as usize;
+        let asked = (b.tail_lines as u64).min(m.lines.len() as u64);
+        let marker = format!("\n--- tail {t}/{asked} lines ---\n");
+        let tail_text = out.split_once(&marker).map(|x| x.1).unwrap_or("");
+        let shown: Vec<&str> = tail_text.split_terminator('\n').collect();
+        prop_assert_eq!(shown.len(), t);
+        for (i, line) in shown.iter().enumerate().take(t.saturating_sub(1)) {
+            let want = display(&m.lines[m.lines.len() - t + i]).text;
+            prop_assert!(*line == want || line.starts_with("\\x"), "tail line {} is {:?}, want {:?}", i, line, want);
+        }
+        if m.lines.len() > 1 {
+            let d = display(&m.lines[0]).text;
+            let start: String = d.chars().take(8).collect();
+            // Escaped marker imitations change the first char.
+            let start_tail: String = d.chars().skip(1).take(7).collect();
+            prop_assert!(out.contains(&start) || out.contains(&start_tail), "first line start {:?} missing", start);
+        }
+    }
+}
+
+#[test]
+fn a_line_longer_than_every_buffer_keeps_its_end() {
+    let mut data = b"first line\n".to_vec();
+    data.extend(std::iter::repeat_n(b'y', 3 << 20));
+    data.extend_from_slice(b" BUILD FAILED: 3 errors\n");
+    let b = Budgets { budget: 14000, tail_budget: 3000, head_budget: 1000, tail_lines: 20, spill_limit: 100_000 };
+    let out = render(&data, &[65536; 64], &b, None);
+    assert!(out.chars().count() <= 14000);
+    assert!(out.contains("BUILD FAILED: 3 errors\n"));
+    assert!(out.contains("first line\n"));
+    let h = header(&out);
+    assert_eq!(h["signal_hits"], 1);
+    assert_eq!(h["lines"], 2);
+    let cut = out.split("[…").nth(1).unwrap().split(" chars cut…]").next().unwrap();
+    let cut: u64 = cut.parse().unwrap();
+    let line = out.lines().find(|l| l.contains("chars cut")).unwrap();
+    let shown_y = line.matches('y').count() as u64;
+    assert_eq!(cut + shown_y, 3 << 20, "cut + shown = the line's chars");
+}
