@@ -15,11 +15,13 @@ Examples:
   find / -xdev 2>&1 | outbox --label find    label the stored copy
   curl -s api/items | outbox --format json   fold a JSON payload, still valid JSON
   outbox show stdin-3f2a9c1b7d4e --lines 100:200
+  eval \"$(outbox init bash)\"                 wrap find/grep/git log for agents (OUTBOX_WRAP=1)
 
 Exit status: 0 on success; 1 when outbox failed or the full output could not
 be kept (the envelope is still printed); in wrap mode the command's status
 (128+N for signal N), 125 when the command succeeded but outbox failed,
-126 when it could not be run, 127 when it was not found.";
+126 when it could not be run, 127 when it was not found; 128+N when outbox
+itself is interrupted by signal N.";
 
 /// A streaming filter that turns huge command output into a bounded,
 /// honest envelope: header, head, error lines, tail, every omission counted,
@@ -47,8 +49,10 @@ pub struct Cli {
     #[command(flatten)]
     pub envelope: EnvelopeArgs,
 
-    /// Wrap mode: run CMD with ARGS, envelope its stdout and stderr, exit
-    /// with its status.
+    /// Wrap mode: run CMD with ARGS in its own process group, envelope its
+    /// stdout and stderr (merged in the order written), and exit with its
+    /// status. SIGINT/SIGTERM are forwarded to the command's group. Commands
+    /// that read the terminal cannot be wrapped.
     #[arg(last = true, value_name = "CMD [ARGS]...", allow_hyphen_values = true)]
     pub wrap: Vec<OsString>,
 }
@@ -66,9 +70,12 @@ pub enum Command {
     /// Preflight: check that notes files exist, are non-empty and have the
     /// required headings.
     Check(crate::check::CheckArgs),
-    /// Print shell code that defines wrappers for find, grep, git log, ...
+    /// Print shell code (bash, zsh, fish) that runs find, grep, git log, ...
+    /// through outbox when OUTBOX_WRAP=1 and their output is not piped or
+    /// redirected.
     Init(crate::shell::InitArgs),
-    /// Agent hooks, e.g. `outbox hook claude-code`.
+    /// Agent hooks: `outbox hook claude-code` rewrites matching Bash tool
+    /// calls to `outbox -- CMD`.
     Hook(crate::hook::HookArgs),
 }
 
@@ -103,7 +110,7 @@ pub enum Format {
 pub enum StderrMode {
     /// Merge stdout and stderr in arrival order.
     Merged,
-    /// Keep stderr lines apart in the envelope.
+    /// Not supported yet: outbox exits 125 and says why.
     Separate,
 }
 
@@ -164,8 +171,9 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_size)]
     pub json_max_bytes: u64,
 
-    /// Wrap mode: merge stderr with stdout in arrival order, or keep its
-    /// lines apart.
+    /// Wrap mode: stdout and stderr share one pipe, so the envelope and the
+    /// stored copy hold them in the order they were written (merged, the
+    /// default). separate is not supported yet.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StderrMode::Merged)]
     pub stderr: StderrMode,
 

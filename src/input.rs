@@ -150,7 +150,7 @@ impl Reader {
         }
         if let Kind::Mapped { next, end } = self.kind {
             let page = page_size();
-            if next % page != 0 {
+            if next < end && next % page != 0 {
                 // Read up to the page boundary so the windows can be mapped.
                 let upto = (next.div_ceil(page) * page).min(end);
                 let want = (upto - next) as usize;

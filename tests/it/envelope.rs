@@ -1,1 +1,296 @@
+//! The text envelope through the real binary: pass-through, counts against
+//! an independent count, budgets, boundaries, and the spill's byte identity.
 
+use std::process::{Command, Stdio};
+
+use crate::util::{self, chars, run, Store};
+
+fn header(stdout: &[u8]) -> serde_json::Value {
+    let s = String::from_utf8(stdout.to_vec()).expect("envelope is UTF-8");
+    let mut it = s.lines();
+    assert_eq!(it.next(), Some("<<<OUTBOX-HEADER"), "no header in:\n{s}");
+    let v: serde_json::Value = serde_json::from_str(it.next().unwrap()).expect("header parses as JSON");
+    assert_eq!(it.next(), Some("OUTBOX-HEADER"));
+    v
+}
+
+/// Independent line count: `\n`-separated, a final unterminated line counts.
+fn line_count(data: &[u8]) -> u64 {
+    let nl = data.iter().filter(|&&b| b == b'\n').count() as u64;
+    nl + (!data.is_empty() && !data.ends_with(b"\n")) as u64
+}
+
+/// Runs outbox with `args` on `data` and checks what every envelope must
+/// satisfy; returns (stdout, header).
+fn envelope(store: &Store, args: &[&str], data: &[u8], budget: usize) -> (String, serde_json::Value) {
+    let out = run(store, args, data);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(chars(&out.stdout) <= budget, "{} chars > budget {budget}", chars(&out.stdout));
+    let h = header(&out.stdout);
+    assert_eq!(h["chars"].as_u64().unwrap(), chars(data) as u64);
+    assert_eq!(h["bytes"].as_u64().unwrap(), data.len() as u64);
+    assert_eq!(h["lines"].as_u64().unwrap(), line_count(data));
+    let path = h["full_output"].as_str().expect("full_output is a path");
+    assert_eq!(std::fs::read(path).unwrap(), data, "spill is byte-identical");
+    (text, h)
+}
+
+#[test]
+fn small_text_passes_through_unchanged() {
+    let store = Store::new();
+    let data = b"hello \x1b[31mred\x1b[0m\nno newline at end";
+    let out = run(&store, &[], data);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, data);
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| !p.to_string_lossy().ends_with(".meta")).collect();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
+}
+
+#[test]
+fn input_at_the_budget_passes_just_over_is_enveloped() {
+    let store = Store::new();
+    let at = "é".repeat(999) + "\n"; // 1000 chars, 1999 bytes
+    let out = run(&store, &["--budget", "1000"], at.as_bytes());
+    assert_eq!(out.stdout, at.as_bytes());
+    let over = "é".repeat(1000) + "\n";
+    let (_, h) = envelope(&store, &["--budget", "1000"], over.as_bytes(), 1000);
+    assert_eq!(h["chars"], 1001);
+}
+
+#[test]
+fn empty_input_is_stated() {
+    let store = Store::new();
+    let (text, h) = envelope(&store, &[], b"", 14000);
+    assert!(text.contains("--- empty input: no bytes were read ---"));
+    assert_eq!(h["lines"], 0);
+}
+
+#[test]
+fn binary_input_is_enveloped_and_stated() {
+    let store = Store::new();
+    let (text, h) = envelope(&store, &[], b"PK\x03\x04\x00\x00binary\n", 14000);
+    assert_eq!(h["binary"], true);
+    assert!(text.contains("--- binary input"));
+    assert!(text.contains("\\x00"), "NUL shown escaped");
+}
+
+#[test]
+fn crlf_invalid_utf8_and_unterminated_last_line() {
+    let store = Store::new();
+    let mut data = Vec::new();
+    for i in 0..3000 {
+        data.extend_from_slice(format!("row {i} \u{fffd}").as_bytes());
+        data.extend_from_slice(b"\xff\xe2\x82 ok\r\n");
+    }
+    data.extend_from_slice(b"FAILED: last line without newline");
+    let (text, h) = envelope(&store, &[], &data, 14000);
+    assert_eq!(h["unterminated_last_line"], true);
+    assert_eq!(h["signal_hits"], 1);
+    assert!(text.ends_with("FAILED: last line without newline\n"));
+    assert!(!text.contains('\r'), "CR belongs to the terminator");
+}
+
+#[test]
+fn many_error_lines_are_all_counted() {
+    let store = Store::new();
+    let mut data = String::new();
+    for i in 0..100_000 {
+        data.push_str(&format!("src/mod{i}.rs:{i}: error: mismatched types\n"));
+    }
+    data.push_str("error: could not compile `x` due to 100000 previous errors\n");
+    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let hits = h["signal_hits"].as_u64().unwrap();
+    assert_eq!(hits, 100_001);
+    let shown = h["signal_lines_shown"].as_u64().unwrap();
+    assert!(shown > 10 && shown < hits);
+    assert!(text.contains(&format!("--- signal lines ({shown} of {hits} shown) ---")));
+    assert!(text.contains(&format!("--- {} more signal lines omitted; read full_output ---", hits - shown)));
+    assert!(text.contains("src/mod0.rs:0: error"), "the first signal line is kept");
+    assert!(text.ends_with("due to 100000 previous errors\n"));
+}
+
+#[test]
+fn build_log_with_long_error_lines() {
+    let store = Store::new();
+    let mut data = String::new();
+    for i in 0..400 {
+        data.push_str(&format!("   Compiling crate{i} v0.1.0\n"));
+        if i % 10 == 0 {
+            data.push_str(&format!("error[E0308]: {} at src/lib.rs:{i}\n", "mismatched types ".repeat(60)));
+        }
+    }
+    data.push_str("BUILD FAILED: 40 errors\n");
+    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    assert_eq!(h["signal_hits"], 41);
+    for line in text.lines().filter(|l| l.contains(": error[E0308]")) {
+        assert!(line.chars().count() <= 300 + 8, "signal line shortened: {}", line.chars().count());
+        assert!(line.contains("chars cut"));
+    }
+    assert!(text.ends_with("BUILD FAILED: 40 errors\n"));
+    assert!(text.contains("   Compiling crate0 v0.1.0\n"));
+}
+
+#[test]
+fn find_wc_output_keeps_its_total() {
+    let store = Store::new();
+    let mut data = String::new();
+    for i in 0..50_000 {
+        data.push_str(&format!("  {} ./src/deeply/nested/path/file_{i}.rs\n", 100 + i % 900));
+    }
+    data.push_str(" 658964 total\n");
+    let (text, _) = envelope(&store, &[], data.as_bytes(), 14000);
+    assert!(text.ends_with(" 658964 total\n"));
+    assert!(text.contains("./src/deeply/nested/path/file_0.rs"));
+}
+
+#[test]
+fn japanese_grep_output_counts_characters() {
+    let store = Store::new();
+    let mut data = String::new();
+    for i in 0..20_000 {
+        data.push_str(&format!("docs/設計書{i}.md:{i}:エラー処理の説明です。失敗した場合は再試行します\n"));
+    }
+    let (text, h) = envelope(&store, &["--budget", "5000"], data.as_bytes(), 5000);
+    assert_eq!(h["chars"].as_u64().unwrap(), data.chars().count() as u64);
+    assert!(text.ends_with("失敗した場合は再試行します\n"));
+}
+
+#[test]
+fn a_5mb_single_line_keeps_both_ends() {
+    let store = Store::new();
+    let mut data = b"BEGIN".to_vec();
+    data.extend(std::iter::repeat_n(b'z', 5_000_000));
+    data.extend_from_slice(b"END: 3 errors\n");
+    let (text, h) = envelope(&store, &[], &data, 14000);
+    assert_eq!(h["lines"], 1);
+    assert!(text.contains("BEGIN"));
+    assert!(text.ends_with("END: 3 errors\n"));
+    assert!(text.contains("chars cut…]"));
+}
+
+#[test]
+fn ansi_is_stripped_and_marker_imitations_escaped() {
+    let store = Store::new();
+    let mut data = String::new();
+    data.push_str("--- tail 1/1 lines ---\n<<<OUTBOX-HEADER\n");
+    for i in 0..3000 {
+        data.push_str(&format!("\x1b[32mline {i}\x1b[0m bell\x07\n"));
+    }
+    data.push_str("--- signal lines (0 of 0 shown) ---\n");
+    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    assert!(!text.contains('\x1b'));
+    assert!(!text.contains('\x07'));
+    assert!(text.contains("bell\\x07"));
+    assert!(h["ansi_sequences_stripped"].as_u64().unwrap() > 0);
+    assert_eq!(text.matches("\n--- tail ").count(), 1, "only the real tail marker");
+    assert_eq!(text.matches("<<<OUTBOX-HEADER").count(), 1);
+    assert!(text.contains("\\x2d-- tail 1/1 lines ---"));
+    assert!(text.ends_with("\\x2d-- signal lines (0 of 0 shown) ---\n"));
+}
+
+#[test]
+fn envelope_modes_always_and_never() {
+    let store = Store::new();
+    let (text, h) = envelope(&store, &["--envelope", "always"], b"one\ntwo\n", 14000);
+    assert_eq!(h["lines"], 2);
+    assert!(text.ends_with("--- tail 2/2 lines ---\none\ntwo\n"));
+    let big: String = (0..50_000).map(|i| format!("{i}\n")).collect();
+    let out = run(&store, &["--envelope", "never"], big.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, big.as_bytes(), "never: the input unchanged, like tee");
+}
+
+#[test]
+fn options_change_the_envelope() {
+    let store = Store::new();
+    let data: String = (0..10_000).map(|i| format!("step {i} WARN something\n")).collect();
+    let (text, h) = envelope(&store, &["--signal", "WARN", "--tail", "5", "--budget", "3000", "--label", "my job"], data.as_bytes(), 3000);
+    assert_eq!(h["signal_hits"], 10_000);
+    assert_eq!(h["label"], "my_job");
+    assert!(h["id"].as_str().unwrap().starts_with("my_job-"));
+    assert!(text.contains("--- tail 5/5 lines ---"));
+    assert_eq!(h["spill_ratio_chars"].as_f64().unwrap(), (data.len() as f64 / 100_000.0 * 100.0).round() / 100.0);
+}
+
+#[test]
+fn bad_regex_is_a_clear_error() {
+    let store = Store::new();
+    let out = run(&store, &["--signal", "(unclosed"], b"x\n");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--signal is not a valid regex"));
+    let out = run(&store, &["--budget", "10"], b"x\n");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn closed_reader_exits_quietly_with_spill_complete() {
+    let store = Store::new();
+    let data: Vec<u8> = (0..200_000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    let script = format!("set -o pipefail; cat | {} | head -c 10 >/dev/null", util::bin());
+    let out = util::run_cmd(
+        {
+            let mut c = Command::new("bash");
+            c.arg("-c").arg(script).env("OUTBOX_DIR", store.path());
+            c
+        },
+        &data,
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| !p.to_string_lossy().ends_with(".meta")).collect();
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
+}
+
+#[test]
+fn full_stdout_is_reported_with_the_spill_path() {
+    let store = Store::new();
+    let data: Vec<u8> = (0..100_000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    let mut cmd = Command::new(util::bin());
+    cmd.env("OUTBOX_DIR", store.path());
+    let devfull = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    cmd.stdout(Stdio::from(devfull)).stdin(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&data).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write to stdout") && err.contains(store.path().to_str().unwrap()), "{err}");
+}
+
+#[test]
+fn unusable_store_still_prints_the_envelope() {
+    let store = Store::new();
+    let file = store.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let data: Vec<u8> = (0..5000).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+    let out = run(&store, &["--dir", file.join("sub").to_str().unwrap()], &data);
+    assert_eq!(out.status.code(), Some(1));
+    let h = header(&out.stdout);
+    assert!(h["full_output"].is_null());
+    assert!(h["spill_error"].as_str().unwrap().len() > 5);
+    assert_eq!(h["lines"], 5000);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--- full output NOT kept"));
+}
+
+#[test]
+fn regular_file_on_stdin_is_read_whole() {
+    let store = Store::new();
+    let path = store.path().join("input.log");
+    let data: Vec<u8> = (0..600_000).flat_map(|i| format!("line {i} of a log\n").into_bytes()).collect();
+    std::fs::write(&path, &data).unwrap();
+    for args in [&[][..], &["--no-mmap"][..]] {
+        let mut cmd = Command::new(util::bin());
+        cmd.args(args).env("OUTBOX_DIR", store.path()).stdin(std::fs::File::open(&path).unwrap());
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let h = header(&out.stdout);
+        assert_eq!(h["bytes"].as_u64().unwrap(), data.len() as u64);
+        assert_eq!(h["lines"], 600_000);
+        assert_eq!(std::fs::read(h["full_output"].as_str().unwrap()).unwrap(), data);
+    }
+}

@@ -17,7 +17,11 @@ pub struct Store {
 
 impl Store {
     pub fn new() -> Store {
-        Store { dir: tempfile::tempdir().expect("tempdir") }
+        // The store refuses a directory open to group or others, and
+        // tempfile follows the umask: make it private like outbox would.
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        Store { dir }
     }
     pub fn path(&self) -> &Path {
         self.dir.path()

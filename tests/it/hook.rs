@@ -1,0 +1,146 @@
+//! `outbox hook claude-code` with recorded PreToolUse payloads: what is
+//! rewritten, what is left alone (no output, exit 0), and that a rewritten
+//! command really runs through outbox.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::util::{self, Store};
+
+/// A private store: mode 0700, which the store insists on (tempfile makes
+/// directories with the umask's mode).
+fn private_store() -> Store {
+    use std::os::unix::fs::PermissionsExt;
+    let store = Store::new();
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    store
+}
+
+/// A PreToolUse payload as Claude Code sends it for the Bash tool.
+fn bash_payload(command: &str) -> Value {
+    json!({
+        "session_id": "5f0c2a1e-8d3b-4c7a-9e21-0b6f4d2c9a10",
+        "transcript_path": "/home/u/.claude/projects/-repo/5f0c2a1e.jsonl",
+        "cwd": "/repo",
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_01ABCDEF",
+        "tool_input": {"command": command, "description": "Search the sources", "timeout": 120000}
+    })
+}
+
+fn hook(store: &Store, args: &[&str], payload: &str) -> std::process::Output {
+    let mut all = vec!["hook", "claude-code"];
+    all.extend_from_slice(args);
+    util::run(store, &all, payload.as_bytes())
+}
+
+fn outbox_path() -> String {
+    Path::new(util::bin()).canonicalize().unwrap().display().to_string()
+}
+
+#[test]
+fn rewrites_a_growing_command() {
+    let store = private_store();
+    let out = hook(&store, &[], &bash_payload("grep -rn 'fn main' src").to_string());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON answer");
+    let spec = &v["hookSpecificOutput"];
+    assert_eq!(spec["hookEventName"], "PreToolUse");
+    assert_eq!(spec["updatedInput"]["command"], format!("{} -- grep -rn 'fn main' src", outbox_path()));
+    // updatedInput replaces the whole input: the other fields come along.
+    assert_eq!(spec["updatedInput"]["description"], "Search the sources");
+    assert_eq!(spec["updatedInput"]["timeout"], 120000);
+    assert!(spec.get("permissionDecision").is_none(), "no permission granted by default");
+}
+
+#[test]
+fn permission_only_when_asked() {
+    let store = private_store();
+    let out = hook(&store, &["--permission", "allow"], &bash_payload("git log --stat").to_string());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    assert!(v["hookSpecificOutput"]["permissionDecisionReason"].is_string());
+}
+
+#[test]
+fn leaves_other_commands_alone() {
+    let store = private_store();
+    let wrapped = format!("{} -- grep x f", outbox_path());
+    let mut payloads: Vec<Value> = [
+        "grep x f | wc -l",
+        "grep -c x f > counts.txt",
+        "cd src && grep -rn x .",
+        "git add -p",
+        "git rebase -i HEAD~3",
+        "git commit -m 'log'",
+        "less README.md",
+        "vim src/main.rs",
+        "top",
+        "outbox -- grep x f",
+        wrapped.as_str(),
+        "OUTBOX_WRAP=0 find .",
+        "find . -name '*.rs' -exec grep -l x {} \\;; echo done",
+        "echo $(find .)",
+    ]
+    .iter()
+    .map(|c| bash_payload(c))
+    .collect();
+    let mut bg = bash_payload("cargo test");
+    bg["tool_input"]["run_in_background"] = json!(true);
+    payloads.push(bg);
+    payloads.push(json!({
+        "hook_event_name": "PreToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": "/repo/src/main.rs"}
+    }));
+    let mut post = bash_payload("grep x f");
+    post["hook_event_name"] = json!("PostToolUse");
+    payloads.push(post);
+    for p in payloads {
+        let out = hook(&store, &[], &p.to_string());
+        assert_eq!(out.status.code(), Some(0), "{p}");
+        assert!(out.stdout.is_empty(), "{p} was rewritten: {}", String::from_utf8_lossy(&out.stdout));
+    }
+}
+
+#[test]
+fn trailing_stderr_merge_is_dropped() {
+    let store = private_store();
+    let out = hook(&store, &[], &bash_payload("cargo test --workspace 2>&1").to_string());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["updatedInput"]["command"],
+        format!("{} -- cargo test --workspace", outbox_path())
+    );
+}
+
+#[test]
+fn malformed_payload_is_a_non_blocking_error() {
+    let store = private_store();
+    let out = hook(&store, &[], "not json");
+    // Exit 1 is a non-blocking error in the hook protocol (2 would block).
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+}
+
+#[test]
+fn the_rewritten_command_runs_through_outbox() {
+    let store = private_store();
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (1..=5000).map(|i| format!("needle {i}\n")).collect();
+    std::fs::write(dir.path().join("hay.txt"), body).unwrap();
+    let out = hook(&store, &[], &bash_payload("LC_ALL=C grep -n needle hay.txt").to_string());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let command = v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().to_string();
+    assert!(command.starts_with("LC_ALL=C "), "{command}");
+    let mut sh = Command::new("bash");
+    sh.arg("-c").arg(&command).current_dir(dir.path()).env("OUTBOX_DIR", store.path());
+    let ran = util::run_cmd(sh, b"");
+    assert_eq!(ran.status.code(), Some(0), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(ran.stdout.starts_with(b"<<<OUTBOX-HEADER\n"));
+    assert!(String::from_utf8_lossy(&ran.stdout).contains("5000:needle 5000"));
+}

@@ -1,0 +1,222 @@
+//! `outbox init` code run in real shells: enveloped only with OUTBOX_WRAP=1
+//! and stdout untouched by a pipe or redirect; escapes reach the real tool;
+//! the helpers agree with the Rust rule. A shell that is not installed is
+//! skipped with a note (CI installs bash, zsh and fish).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::util::{self, Store};
+
+/// A private store: mode 0700, which the store insists on (tempfile makes
+/// directories with the umask's mode).
+fn private_store() -> Store {
+    use std::os::unix::fs::PermissionsExt;
+    let store = Store::new();
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    store
+}
+
+const LINES: usize = 5000;
+
+struct Fixture {
+    store: Store,
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (1..=LINES).map(|i| format!("match line {i} of the big file\n")).collect();
+        std::fs::write(dir.path().join("big.txt"), body).unwrap();
+        Fixture { store: private_store(), dir }
+    }
+
+    /// Runs `script` in `shell` from the fixture directory, with the init
+    /// code loaded first and OUTBOX_WRAP set as given.
+    fn run(&self, shell: &str, wrap: Option<&str>, script: &str) -> Output {
+        let bin = util::bin();
+        let (flag, full) = match shell {
+            "fish" => ("-c", format!("'{bin}' init fish | source\n{script}")),
+            _ => ("-c", format!("eval \"$('{bin}' init {shell})\"\n{script}")),
+        };
+        let mut cmd = Command::new(shell);
+        cmd.arg(flag).arg(full).current_dir(self.dir.path()).env("OUTBOX_DIR", self.store.path());
+        // The test runner's environment must not decide the outcome.
+        cmd.env_remove("OUTBOX_WRAP");
+        if let Some(v) = wrap {
+            cmd.env("OUTBOX_WRAP", v);
+        }
+        util::run_cmd(cmd, b"")
+    }
+}
+
+fn have(shell: &str) -> bool {
+    let found = Command::new(shell).arg("-c").arg("exit 0").output().is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("note: {shell} is not installed; skipping its shell-integration test");
+    }
+    found
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn is_envelope(out: &Output) -> bool {
+    out.stdout.starts_with(b"<<<OUTBOX-HEADER\n")
+}
+
+/// The checks every shell must pass.
+fn check_shell(shell: &str) {
+    if !have(shell) {
+        return;
+    }
+    let fx = Fixture::new();
+    let ctx = |what: &str, out: &Output| {
+        format!("{shell}: {what}\nstdout: {}\nstderr: {}", text(out), String::from_utf8_lossy(&out.stderr))
+    };
+
+    // Wrapped: an envelope, the status kept.
+    let out = fx.run(shell, Some("1"), "grep match big.txt");
+    assert!(is_envelope(&out), "{}", ctx("grep with OUTBOX_WRAP=1 is enveloped", &out));
+    assert_eq!(out.status.code(), Some(0), "{}", ctx("status", &out));
+    assert!(text(&out).contains("\"command\":\"grep match big.txt\""), "{}", ctx("command", &out));
+    assert!(text(&out).contains(&format!("match line {LINES} of the big file")), "{}", ctx("verdict", &out));
+
+    // In a pipeline, a redirect or a substitution: the real tool, untouched.
+    let out = fx.run(shell, Some("1"), "grep match big.txt | wc -l");
+    assert_eq!(text(&out).trim(), LINES.to_string(), "{}", ctx("pipeline", &out));
+    let redirect = match shell {
+        "fish" => "grep match big.txt > out.txt; wc -l < out.txt; echo (count (grep match big.txt))",
+        _ => "grep match big.txt > out.txt; wc -l < out.txt; x=$(grep match big.txt); printf '%s\\n' \"$x\" | wc -l",
+    };
+    let out = fx.run(shell, Some("1"), redirect);
+    let counts: Vec<String> = text(&out).split_whitespace().map(String::from).collect();
+    assert_eq!(counts, [LINES.to_string(), LINES.to_string()], "{}", ctx("redirect and substitution", &out));
+
+    // Not asked for, or escaped: the real tool.
+    for (wrap, script) in [
+        (None, "grep match big.txt"),
+        (Some("0"), "grep match big.txt"),
+        (Some("1"), "command grep match big.txt"),
+        (Some("1"), "OUTBOX_WRAP=0 grep match big.txt"),
+    ] {
+        let out = fx.run(shell, wrap, script);
+        assert!(!is_envelope(&out), "{}", ctx(&format!("{script} with {wrap:?} is untouched"), &out));
+        assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), LINES, "{}", ctx(script, &out));
+    }
+
+    // The wrapped command's exit status survives the wrapper.
+    let status = match shell {
+        "fish" => "grep no-such-text big.txt; echo status=$status",
+        _ => "grep no-such-text big.txt; echo status=$?",
+    };
+    let out = fx.run(shell, Some("1"), status);
+    assert!(text(&out).contains("status=1"), "{}", ctx("exit status", &out));
+
+    // git: only growing subcommands are wrapped.
+    let out = fx.run(shell, Some("1"), "git --version");
+    assert!(text(&out).starts_with("git version"), "{}", ctx("git --version is not wrapped", &out));
+
+    // The shell helper agrees with the Rust rule on a few cases.
+    let cases: &[(&[&str], bool)] = &[
+        (&["log", "-p"], true),
+        (&["-C", "repo", "log"], true),
+        (&["-C", "log", "commit"], false),
+        (&["commit", "-m", "log"], false),
+        (&["--no-pager", "diff"], true),
+        (&["grep", "-O", "x"], false),
+        (&[], false),
+    ];
+    for (args, want) in cases {
+        let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+        let call = format!("__outbox_want 'log diff grep' '-C -c' '-O' {}; and echo yes; or echo no", quoted.join(" "));
+        let call = if shell == "fish" { call } else { call.replace("; and", " &&").replace("; or", " ||") };
+        let out = fx.run(shell, None, &call);
+        assert_eq!(text(&out).trim(), if *want { "yes" } else { "no" }, "{}", ctx(&format!("want {args:?}"), &out));
+    }
+}
+
+#[test]
+fn bash() {
+    check_shell("bash");
+}
+
+#[test]
+fn zsh() {
+    check_shell("zsh");
+}
+
+#[test]
+fn fish() {
+    check_shell("fish");
+}
+
+#[test]
+fn bash_strict_mode_and_aliases() {
+    if !have("bash") {
+        return;
+    }
+    let fx = Fixture::new();
+    let bin = util::bin();
+    // set -eu, and an alias named like a wrapper defined before the code
+    // is loaded (aliases are on in interactive shells).
+    let script = format!(
+        "set -eu\nshopt -s expand_aliases\nalias grep='grep --color=never'\neval \"$('{bin}' init bash)\"\n\
+         grep match big.txt | wc -l\ngrep match big.txt\n"
+    );
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c").arg(script).current_dir(fx.dir.path()).env("OUTBOX_DIR", fx.store.path()).env("OUTBOX_WRAP", "1");
+    let out = util::run_cmd(cmd, b"");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (count, rest) = s.split_once('\n').unwrap();
+    assert_eq!(count.trim(), LINES.to_string());
+    assert!(rest.starts_with("<<<OUTBOX-HEADER\n"), "{s}");
+}
+
+#[test]
+fn wrappers_only_for_commands_that_exist() {
+    if !have("bash") {
+        return;
+    }
+    let fx = Fixture::new();
+    let bin = util::bin();
+    let script = format!(
+        "eval \"$('{bin}' init bash --commands default,outbox-test-no-such-tool)\"\n\
+         type -t outbox-test-no-such-tool || echo absent\ntype -t grep\n"
+    );
+    let out = util::run_cmd(
+        {
+            let mut c = Command::new("bash");
+            c.arg("-c").arg(script).current_dir(fx.dir.path());
+            c
+        },
+        b"",
+    );
+    assert_eq!(text(&out), "absent\nfunction\n");
+}
+
+#[test]
+fn init_rejects_bad_command_lists() {
+    let store = private_store();
+    let out = util::run(&store, &["init", "bash", "--commands", "grep,cd"], b"");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'cd'"));
+    let out = util::run(&store, &["init", "tcsh"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn init_calls_outbox_by_absolute_path() {
+    let store = private_store();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = util::run(&store, &["init", shell], b"");
+        assert_eq!(out.status.code(), Some(0));
+        let code = text(&out);
+        let real = Path::new(util::bin()).canonicalize().unwrap();
+        let line = code.lines().find(|l| l.contains(" -- grep ")).unwrap_or_else(|| panic!("{shell}:\n{code}"));
+        assert!(line.contains(&real.display().to_string()), "{shell}: {line}");
+    }
+}

@@ -1,0 +1,261 @@
+//! Wrap mode through the real binary: exit statuses (the command's, 128+N,
+//! 127, 126, 125), merged order, passthrough, metadata, signals forwarded
+//! to the process group, and background processes that hold the pipe.
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{self, Store};
+
+/// A private store: mode 0700, which the store insists on (tempfile makes
+/// directories with the umask's mode).
+fn private_store() -> Store {
+    use std::os::unix::fs::PermissionsExt;
+    let store = Store::new();
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    store
+}
+
+fn outbox(store: &Store, args: &[&str]) -> Command {
+    let mut cmd = Command::new(util::bin());
+    cmd.args(args).env("OUTBOX_DIR", store.path());
+    cmd
+}
+
+/// Runs `outbox ARGS` with empty stdin.
+fn wrap(store: &Store, args: &[&str]) -> Output {
+    util::run_cmd(outbox(store, args), b"")
+}
+
+fn header(stdout: &[u8]) -> serde_json::Value {
+    let s = String::from_utf8_lossy(stdout);
+    let mut it = s.lines();
+    assert_eq!(it.next(), Some("<<<OUTBOX-HEADER"), "no header in:\n{s}");
+    let v = serde_json::from_str(it.next().unwrap()).expect("header parses as JSON");
+    assert_eq!(it.next(), Some("OUTBOX-HEADER"));
+    v
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The metadata of the only entry in the store.
+fn only_meta(store: &Store) -> serde_json::Value {
+    let metas: Vec<_> = store.entries().into_iter().filter(|p| p.to_string_lossy().ends_with(".meta")).collect();
+    assert_eq!(metas.len(), 1, "{metas:?}");
+    serde_json::from_slice(&std::fs::read(&metas[0]).unwrap()).unwrap()
+}
+
+fn spawn(mut cmd: Command) -> Child {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn outbox")
+}
+
+#[test]
+fn large_output_and_exit_3() {
+    let store = private_store();
+    let out = wrap(&store, &["--", "sh", "-c", "seq 1 100000; echo 'build FAILED' >&2; exit 3"]);
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["exit_status"], 3);
+    assert_eq!(h["command"], "sh -c 'seq 1 100000; echo '\\''build FAILED'\\'' >&2; exit 3'");
+    assert_eq!(h["label"], "sh");
+    assert_eq!(h["lines"], 100_001);
+    assert!(h["duration_ms"].is_u64());
+    assert!(h.get("killed_by_signal").is_none());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.trim_end().ends_with("build FAILED"), "the verdict is the last line:\n{text}");
+    // The spill holds the exact merged bytes, and the metadata the facts.
+    let spill = std::fs::read(h["full_output"].as_str().unwrap()).unwrap();
+    let mut expected: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
+    expected.push_str("build FAILED\n");
+    assert_eq!(spill, expected.as_bytes());
+    let meta = only_meta(&store);
+    assert_eq!(meta["exit_status"], 3);
+    assert_eq!(meta["complete"], true);
+    assert!(meta["command"].as_str().unwrap().starts_with("sh -c "));
+    assert!(meta["duration_ms"].is_u64());
+}
+
+#[test]
+fn killed_by_a_signal() {
+    let store = private_store();
+    let out = wrap(&store, &["--", "sh", "-c", "seq 1 50000; kill -KILL $$"]);
+    assert_eq!(out.status.code(), Some(128 + 9), "stderr: {}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["killed_by_signal"], "SIGKILL");
+    assert_eq!(h["exit_status"], 137);
+    assert_eq!(only_meta(&store)["signal"], 9);
+}
+
+#[test]
+fn small_output_passes_through_and_keeps_the_status() {
+    let store = private_store();
+    let out = wrap(&store, &["--", "sh", "-c", "echo hi; exit 4"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(out.stdout, b"hi\n");
+    assert_eq!(only_meta(&store)["exit_status"], 4);
+}
+
+#[test]
+fn stdout_and_stderr_merge_in_arrival_order() {
+    let store = private_store();
+    let script = "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done";
+    let out = wrap(&store, &["--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let want: String = (1..=5).map(|i| format!("out{i}\nerr{i}\n")).collect();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    assert!(out.stderr.is_empty(), "nothing of the command's goes to outbox's stderr");
+}
+
+#[test]
+fn stdin_is_inherited() {
+    let store = private_store();
+    let out = util::run_cmd(outbox(&store, &["--", "cat"]), b"a\nb\n");
+    assert_eq!(out.stdout, b"a\nb\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn command_not_found_is_127() {
+    let store = private_store();
+    let out = wrap(&store, &["--", "outbox-no-such-command-7f3a"]);
+    assert_eq!(out.status.code(), Some(127));
+    assert!(stderr(&out).contains("outbox: outbox-no-such-command-7f3a: command not found"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(store.entries().is_empty(), "nothing is stored for a command that never ran");
+}
+
+#[test]
+fn not_executable_is_126() {
+    use std::os::unix::fs::PermissionsExt;
+    let store = private_store();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = wrap(&store, &["--", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+    assert!(stderr(&out).contains("permission denied"), "{}", stderr(&out));
+    // A directory cannot be run either.
+    let out = wrap(&store, &["--", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+    // A script whose interpreter is missing was found: 126, not 127.
+    let bad = dir.path().join("bad.sh");
+    std::fs::write(&bad, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = wrap(&store, &["--", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(126), "{}", stderr(&out));
+}
+
+#[test]
+fn outbox_failure_is_125_unless_the_command_failed() {
+    let store = private_store();
+    let blocker = store.path().join("not-a-dir");
+    std::fs::write(&blocker, "").unwrap();
+    let bad_store = blocker.join("store");
+    let run = |script: &str| {
+        let mut cmd = outbox(&store, &["--", "sh", "-c", script]);
+        cmd.env("OUTBOX_DIR", &bad_store);
+        util::run_cmd(cmd, b"")
+    };
+    let ok = run("echo hi");
+    assert_eq!(ok.status.code(), Some(125), "{}", stderr(&ok));
+    assert!(stderr(&ok).contains("could not be kept"), "{}", stderr(&ok));
+    let failed = run("echo hi; exit 2");
+    assert_eq!(failed.status.code(), Some(2), "the command's status wins");
+}
+
+#[test]
+fn separate_stderr_is_a_clear_error() {
+    let store = private_store();
+    let out = wrap(&store, &["--stderr", "separate", "--", "echo", "hi"]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(stderr(&out).contains("--stderr separate is not supported"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "the command was not run");
+}
+
+#[test]
+fn a_background_process_holding_the_pipe_does_not_hold_outbox() {
+    let store = private_store();
+    let t = Instant::now();
+    let out = wrap(&store, &["--", "sh", "-c", "sleep 30 & echo $!"]);
+    let took = t.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Ok(pid) = text.trim().parse::<i32>() {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text.trim().parse::<i32>().is_ok(), "output passes through: {text:?}");
+    assert!(stderr(&out).contains("background process"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_background_process_that_keeps_writing_is_cut_off() {
+    let store = private_store();
+    let t = Instant::now();
+    let out = wrap(&store, &["--", "sh", "-c", "(while :; do echo tick; sleep 0.05; done) & echo started"]);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(9), "took {took:?}");
+    assert_eq!(out.status.code(), Some(0));
+    // The background loop may print before "started"; both are kept.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().any(|l| l == "started"), "{text}");
+    assert!(text.lines().filter(|l| *l == "tick").count() > 5, "{text}");
+    assert!(stderr(&out).contains("kept writing"), "{}", stderr(&out));
+}
+
+#[test]
+fn sigint_reaches_the_group_and_the_envelope_is_printed() {
+    let store = private_store();
+    // The trap runs once the forwarded SIGINT has also ended `sleep`, which
+    // is in the same process group.
+    let script = "trap 'echo got-int; exit 7' INT; seq 1 20000; echo ready >&2; while :; do sleep 0.1; done";
+    let t = Instant::now();
+    let mut child = spawn(outbox(&store, &["--", "sh", "-c", script]));
+    std::thread::sleep(Duration::from_millis(700));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_with_deadline(&mut child, Duration::from_secs(10));
+    assert!(t.elapsed() < Duration::from_secs(6), "took {:?}", t.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["interrupted"], "SIGINT");
+    assert_eq!(h["exit_status"], 7, "the command saw the signal and exited by its trap");
+    assert_eq!(only_meta(&store)["complete"], false);
+}
+
+#[test]
+fn sigterm_to_a_command_that_ignores_it_escalates_to_sigkill() {
+    let store = private_store();
+    let script = "trap '' TERM; echo started; while :; do sleep 0.1; done";
+    let t = Instant::now();
+    let mut child = spawn(outbox(&store, &["--", "sh", "-c", script]));
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = wait_with_deadline(&mut child, Duration::from_secs(15));
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    assert_eq!(out.status.code(), Some(128 + 15), "{}", stderr(&out));
+    assert!(stderr(&out).contains("SIGKILL"), "{}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["killed_by_signal"], "SIGKILL");
+}
+
+/// Collects a child's output, killing it if it outlives `limit`.
+fn wait_with_deadline(child: &mut Child, limit: Duration) -> Output {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("outbox did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    use std::io::Read;
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
+    Output { status: child.wait().unwrap(), stdout, stderr }
+}
