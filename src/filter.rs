@@ -13,7 +13,9 @@ use regex::bytes::Regex;
 use crate::cli::{EnvelopeArgs, EnvelopeMode, Format};
 use crate::envelope::{self, Budgets, RunInfo};
 use crate::input::{Reader, Stop};
-use crate::pipeline::{self, Ingest};
+use crate::json::{Detected, FoldContext, JsonCollector};
+use crate::ndjson::NdjsonFolder;
+use crate::pipeline::{self, BlockSink, Ingest};
 use crate::scan::{ScanConfig, Scanner};
 use crate::signal;
 use crate::spill::SpillTarget;
@@ -55,8 +57,78 @@ pub struct Session {
     label: String,
     store: Result<Store, String>,
     target: Option<SpillTarget>,
-    scanner: Scanner,
+    sinks: Sinks,
     signal: Regex,
+}
+
+/// The consumers of the input: the text scanner always (its counts and its
+/// envelope are the fallback of every format), plus the JSON collector or
+/// the NDJSON folder when the format asks for one. `--format auto` picks
+/// from the first block.
+struct Sinks {
+    scanner: Scanner,
+    json: Option<JsonCollector>,
+    ndjson: Option<NdjsonFolder>,
+    auto_pending: bool,
+    detected: Option<Detected>,
+    json_max_bytes: u64,
+    samples: usize,
+}
+
+impl Sinks {
+    fn new(scanner: Scanner, args: &EnvelopeArgs) -> Sinks {
+        let mut s = Sinks {
+            scanner,
+            json: None,
+            ndjson: None,
+            auto_pending: args.format == Format::Auto,
+            detected: None,
+            json_max_bytes: args.json_max_bytes,
+            samples: args.samples,
+        };
+        match args.format {
+            Format::Json => s.choose(Detected::Json),
+            Format::Ndjson => s.choose(Detected::Ndjson),
+            Format::Text | Format::Auto => {}
+        }
+        s
+    }
+
+    fn choose(&mut self, d: Detected) {
+        match d {
+            Detected::Json => self.json = Some(JsonCollector::new(self.json_max_bytes)),
+            Detected::Ndjson => self.ndjson = Some(NdjsonFolder::new(self.samples)),
+            Detected::Text => {}
+        }
+    }
+
+    fn planned_strategy(&self) -> &'static str {
+        if self.json.is_some() {
+            "json-shape"
+        } else if self.ndjson.is_some() {
+            "ndjson-shape"
+        } else {
+            "text-envelope"
+        }
+    }
+}
+
+impl BlockSink for Sinks {
+    fn feed(&mut self, block: &[u8]) {
+        if self.auto_pending && !block.is_empty() {
+            self.auto_pending = false;
+            let d = crate::json::detect(block);
+            self.detected = Some(d);
+            self.choose(d);
+        }
+        self.scanner.feed(block);
+        if let Some(j) = self.json.as_mut() {
+            j.feed(block);
+        }
+        if let Some(n) = self.ndjson.as_mut() {
+            n.feed(block);
+        }
+    }
 }
 
 impl Session {
@@ -65,9 +137,6 @@ impl Session {
     pub fn start(args: &EnvelopeArgs, default_label: &str) -> anyhow::Result<Session> {
         let signal = signal::matcher(args.signal.as_deref())
             .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
-        if args.format != Format::Text {
-            anyhow::bail!("--format {:?} is not available in this build yet", args.format);
-        }
         let raw_label = args.label.as_ref().map(|l| l.to_string_lossy().into_owned());
         let label = store::sanitize_label(raw_label.as_deref().unwrap_or(default_label), "stdin");
         let store = store::resolve_dir(args.dir.as_deref()).and_then(|d| Store::open(&d)).map_err(|e| e.to_string());
@@ -91,7 +160,8 @@ impl Session {
             tail_budget: args.tail_budget,
             signal: signal.clone(),
         };
-        Ok(Session { args: args.clone(), label, store, target, scanner: Scanner::new(cfg), signal })
+        let sinks = Sinks::new(Scanner::new(cfg), args);
+        Ok(Session { args: args.clone(), label, store, target, sinks, signal })
     }
 
     pub fn label(&self) -> &str {
@@ -106,14 +176,14 @@ impl Session {
         let tee: Option<&mut dyn Write> = if tee_mode { Some(&mut lock) } else { None };
         let mut progress = self.args.progress.then(crate::progress::Meter::stderr).flatten();
         let progress: Option<&mut dyn pipeline::Progress> = progress.as_mut().map(|p| p as &mut dyn pipeline::Progress);
-        pipeline::ingest(reader, &mut self.scanner, self.target.take(), tee, progress)
+        pipeline::ingest(reader, &mut self.sinks, self.target.take(), tee, progress)
     }
 
     /// Commits the spill, prints the envelope (or the input itself) and
     /// reports how it went. Problems with outbox go to stderr as well.
     pub fn finish(mut self, ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
-        self.scanner.finish();
-        let sc = self.scanner.result();
+        self.sinks.scanner.finish();
+        let sc = self.sinks.scanner.result();
         let interrupted = match ingest.stop {
             Some(Stop::Signal(sig)) => Some(sig),
             _ => None,
@@ -129,13 +199,14 @@ impl Session {
         } else if passthrough.is_some() {
             "passthrough"
         } else {
-            "text-envelope"
+            self.sinks.planned_strategy()
         };
 
         let id = store::entry_id(&self.label, &ingest.spill.digest);
         let mut failed = false;
         let mut spill_error = None;
         let mut full_output = None;
+        let mut committed: Option<(Store, Meta)> = None;
         match (&self.store, ingest.spill.temp.as_ref(), ingest.spill.error.as_ref()) {
             (Err(e), _, _) => spill_error = Some(e.clone()),
             (Ok(_), _, Some(e)) => spill_error = Some(format!("writing the spill failed: {e}")),
@@ -159,7 +230,11 @@ impl Session {
                     digest: store::digest_hex(&ingest.spill.digest),
                 };
                 match store.commit(temp, &meta) {
-                    Ok(entry) => full_output = Some(entry.path),
+                    Ok(entry) => {
+                        full_output = Some(entry.path);
+                        store::maybe_collect(store);
+                        committed = Some((store.clone(), meta));
+                    }
                     Err(e) => spill_error = Some(e.to_string()),
                 }
             }
@@ -186,23 +261,65 @@ impl Session {
             return Outcome { failed, interrupted, full_output };
         }
 
-        let printed = match passthrough {
-            Some(raw) => write_stdout(raw),
-            None => {
-                let info = RunInfo {
-                    label: self.label.clone(),
-                    id,
-                    full_output: full_output.as_ref().map(|p| p.display().to_string()),
-                    spill_error,
-                    strategy: strategy.into(),
-                    command: command.as_ref().map(|c| truncate(&c.command, 200)),
-                    exit_status: command.as_ref().and_then(|c| c.exit_status),
-                    killed_by_signal: command.as_ref().and_then(|c| c.killed_by_signal).map(crate::interrupt::name),
-                    duration_ms: command.as_ref().and_then(|c| c.duration_ms),
-                    interrupted: interrupted.map(crate::interrupt::name),
-                    extra: Default::default(),
-                    notes,
-                };
+        let full_output_text = full_output.as_ref().map(|p| p.display().to_string());
+        let detected = self.sinks.detected.map(Detected::as_str);
+        let ctx = FoldContext {
+            label: &self.label,
+            id: &id,
+            full_output: full_output_text.as_deref(),
+            spill_error: spill_error.as_deref(),
+            bytes: sc.bytes,
+            chars: sc.chars,
+            budget: self.args.budget,
+            samples: self.args.samples,
+            detected,
+        };
+        let mut info = RunInfo {
+            label: self.label.clone(),
+            id: id.clone(),
+            full_output: full_output_text.clone(),
+            spill_error: spill_error.clone(),
+            strategy: "text-envelope".into(),
+            command: command.as_ref().map(|c| truncate(&c.command, 200)),
+            exit_status: command.as_ref().and_then(|c| c.exit_status),
+            killed_by_signal: command.as_ref().and_then(|c| c.killed_by_signal).map(crate::interrupt::name),
+            duration_ms: command.as_ref().and_then(|c| c.duration_ms),
+            interrupted: interrupted.map(crate::interrupt::name),
+            extra: Default::default(),
+            notes,
+        };
+        if let Some(d) = detected {
+            info.extra.insert("detected".into(), d.into());
+        }
+        let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
+            (Some(_), _, _) => None,
+            (None, Some(json), _) => match json.fold(&ctx) {
+                Ok(text) => Some(text),
+                Err(fallback) => {
+                    // Not JSON (or too large to fold): the text envelope,
+                    // with the reason in the header; the metadata follows.
+                    let mut why = serde_json::Map::new();
+                    why.insert("reason".into(), fallback.reason.clone().into());
+                    why.insert("line".into(), fallback.line.into());
+                    why.insert("column".into(), fallback.column.into());
+                    info.extra.insert("json_error".into(), why.into());
+                    info.notes.push(format!("not folded as JSON: {fallback}; the text envelope follows"));
+                    if let Some((store, mut meta)) = committed.take() {
+                        meta.strategy = "text-envelope".into();
+                        if let Err(e) = store.write_meta(&meta) {
+                            eprintln!("outbox: could not update the metadata of {}: {e}", meta.id);
+                        }
+                    }
+                    None
+                }
+            },
+            (None, None, Some(nd)) => Some(nd.render(&ctx)),
+            (None, None, None) => None,
+        };
+        let printed = match (passthrough, folded) {
+            (Some(raw), _) => write_stdout(raw),
+            (None, Some(text)) => write_stdout(text.as_bytes()),
+            (None, None) => {
                 let budgets = Budgets {
                     budget: self.args.budget,
                     tail_budget: self.args.tail_budget,

@@ -26,6 +26,7 @@ pub mod hook;
 pub mod input;
 pub mod interrupt;
 pub mod json;
+pub mod jsonshape;
 pub mod line;
 pub mod ndjson;
 pub mod pipeline;

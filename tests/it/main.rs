@@ -4,5 +4,11 @@ mod util;
 
 mod check;
 mod envelope;
+mod fuzz_regressions;
+mod hook;
+mod json;
 mod pack;
 mod props;
+mod shell;
+mod store;
+mod wrap;

@@ -1,0 +1,119 @@
+//! Throughput of the JSON folds, in bytes per second, on generated input:
+//! `fold_json` (buffer + parse + fold one document) and `ndjson` (stream
+//! records through the folder), with a plain newline count over the same
+//! NDJSON bytes as the line-scanning baseline.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use outbox::json::{FoldContext, JsonCollector};
+use outbox::ndjson::NdjsonFolder;
+use outbox::pipeline::BlockSink;
+
+const BLOCK: usize = 256 << 10;
+
+fn record(i: usize) -> String {
+    format!(
+        r#"{{"id":{i},"ts":"2024-05-01T12:{:02}:{:02}Z","level":"{}","msg":"request {i} 完了 in {} ms","user":{{"id":{},"name":"利用者{}"}},"tags":["api","v2"],"latency":{}.{:03},"ok":{}}}"#,
+        i / 60 % 60,
+        i % 60,
+        ["info", "warn", "error"][i % 3],
+        i % 977,
+        i % 5000,
+        i % 5000,
+        i % 900,
+        i % 1000,
+        i % 7 != 0
+    )
+}
+
+fn ndjson_input(target: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(target + 512);
+    let mut i = 0;
+    while out.len() < target {
+        out.extend_from_slice(record(i).as_bytes());
+        out.push(b'\n');
+        i += 1;
+    }
+    out
+}
+
+fn json_input(target: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(target + 512);
+    out.extend_from_slice(br#"{"meta":{"source":"bench","page":1},"data":{"items":["#);
+    let mut i = 0;
+    while out.len() < target {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(record(i).as_bytes());
+        i += 1;
+    }
+    out.extend_from_slice(b"]}}");
+    out
+}
+
+fn ctx(bytes: usize) -> FoldContext<'static> {
+    FoldContext {
+        label: "bench",
+        id: "bench-0123456789ab",
+        full_output: Some("/tmp/outbox/bench-0123456789ab"),
+        spill_error: None,
+        bytes: bytes as u64,
+        chars: bytes as u64,
+        budget: 14_000,
+        samples: 8,
+        detected: None,
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("json");
+    g.sample_size(10);
+
+    let doc = json_input(32 << 20);
+    g.throughput(Throughput::Bytes(doc.len() as u64));
+    g.bench_function("fold_json_32MiB", |b| {
+        b.iter(|| {
+            let mut col = JsonCollector::new(1 << 30);
+            for block in doc.chunks(BLOCK) {
+                col.feed(block);
+            }
+            black_box(col.fold(&ctx(doc.len())).expect("folds"))
+        })
+    });
+
+    let lines = ndjson_input(64 << 20);
+    g.throughput(Throughput::Bytes(lines.len() as u64));
+    g.bench_function("ndjson_64MiB", |b| {
+        b.iter(|| {
+            let mut f = NdjsonFolder::new(8);
+            for block in lines.chunks(BLOCK) {
+                f.feed(block);
+            }
+            black_box(f.render(&ctx(lines.len())))
+        })
+    });
+    g.bench_function("baseline_count_lines_64MiB", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for block in lines.chunks(BLOCK) {
+                n += memchr::memchr_iter(b'\n', block).count();
+            }
+            black_box(n)
+        })
+    });
+    g.bench_function("baseline_count_chars_64MiB", |b| {
+        b.iter(|| {
+            let mut c = outbox::utf8::CharCounter::new();
+            for block in lines.chunks(BLOCK) {
+                c.feed(block);
+            }
+            black_box(c.finish())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(json_benches, benches);
+criterion_main!(json_benches);
