@@ -211,18 +211,20 @@ impl Scanner {
             return;
         }
         if !o.matched {
-            // Search the seam between the previous bytes and this segment,
-            // then the segment itself.
-            let head = &content[..content.len().min(OVERLAP)];
-            let mut seam = std::mem::take(&mut o.overlap);
-            let keep = seam.len();
-            seam.extend_from_slice(head);
-            o.matched = self.cfg.signal.is_match(&seam) || self.cfg.signal.is_match(content);
-            seam.truncate(keep);
-            self.open.overlap = seam;
+            // Search the kept end of the line followed by this segment: the
+            // kept bytes give look-behind context at the seam, and a match
+            // too close to the segment's end is left for the next round,
+            // when the bytes after it (look-ahead context) are known.
+            let mut hay = std::mem::take(&mut o.overlap);
+            let context = hay.len().min(4);
+            hay.extend_from_slice(content);
+            o.matched = match_clear_of_end(&self.cfg.signal, &hay, context);
+            push_last(&mut hay, &[], OVERLAP);
+            self.open.overlap = hay;
+        } else {
+            push_last(&mut o.overlap, content, OVERLAP);
         }
         let o = &mut self.open;
-        push_last(&mut o.overlap, content, OVERLAP);
         push_last(&mut o.suffix, content, self.cfg.piece());
     }
 
@@ -231,7 +233,7 @@ impl Scanner {
     fn spill_open_over_cap(&mut self) {
         let piece = self.cfg.piece();
         let o = &mut self.open;
-        o.matched = self.cfg.signal.is_match(&o.buf);
+        o.matched = match_clear_of_end(&self.cfg.signal, &o.buf, 0);
         o.over_cap = true;
         o.suffix.clear();
         push_last(&mut o.suffix, &o.buf, piece);
@@ -263,7 +265,17 @@ impl Scanner {
         } else {
             LineBody::Whole(&o.buf)
         };
-        let matched = if o.over_cap { o.matched } else { self.cfg.signal.is_match(&o.buf) };
+        let matched = if !o.over_cap {
+            self.cfg.signal.is_match(&o.buf)
+        } else if o.matched {
+            true
+        } else {
+            // The last round: the line's true end is now known.
+            let end =
+                if terminated && has_cr { &o.overlap[..o.overlap.len().saturating_sub(1)] } else { &o.overlap[..] };
+            let context = end.len().min(4);
+            self.cfg.signal.find_at(end, context).is_some()
+        };
         if matched {
             self.signals.offer(lineno, body);
         }
@@ -306,14 +318,21 @@ impl Scanner {
             lineno += memchr_iter(b'\n', &region[counted..line_start]).count() as u64;
             counted = line_start;
             let line = strip_cr(&region[line_start..line_end]);
-            // A match that runs past the line's end (a pattern that can
-            // match a newline) proves nothing: test the line alone.
-            if m.end() <= line_end || re.is_match(line) {
+            // A match that runs past the line's content (into its `\r\n`
+            // or the next line) proves nothing: test the line alone.
+            if m.end() <= line_start + line.len() || re.is_match(line) {
                 self.signals.offer(lineno, LineBody::Whole(line));
             }
             pos = line_end + 1;
         }
     }
+}
+
+/// Whether `re` matches in `hay` at or after `start` (earlier bytes are
+/// look-behind context only) with a match ending at least one full
+/// character before the end of `hay`, whose end is not the line's end.
+fn match_clear_of_end(re: &Regex, hay: &[u8], start: usize) -> bool {
+    re.find_at(hay, start).is_some_and(|m| m.end() + 4 <= hay.len())
 }
 
 /// Keeps in `dst` the last `cap` bytes of `dst ++ src`.

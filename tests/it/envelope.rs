@@ -5,6 +5,10 @@ use std::process::{Command, Stdio};
 
 use crate::util::{self, chars, run, Store};
 
+fn is_entry(p: &std::path::Path) -> bool {
+    outbox::store::is_entry_name(&p.file_name().unwrap().to_string_lossy())
+}
+
 fn header(stdout: &[u8]) -> serde_json::Value {
     let s = String::from_utf8(stdout.to_vec()).expect("envelope is UTF-8");
     let mut it = s.lines();
@@ -43,7 +47,7 @@ fn small_text_passes_through_unchanged() {
     let out = run(&store, &[], data);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, data);
-    let kept: Vec<_> = store.entries().into_iter().filter(|p| !p.to_string_lossy().ends_with(".meta")).collect();
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
     assert_eq!(kept.len(), 1);
     assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
 }
@@ -206,7 +210,12 @@ fn envelope_modes_always_and_never() {
 fn options_change_the_envelope() {
     let store = Store::new();
     let data: String = (0..10_000).map(|i| format!("step {i} WARN something\n")).collect();
-    let (text, h) = envelope(&store, &["--signal", "WARN", "--tail", "5", "--budget", "3000", "--label", "my job"], data.as_bytes(), 3000);
+    let (text, h) = envelope(
+        &store,
+        &["--signal", "WARN", "--tail", "5", "--budget", "3000", "--label", "my job"],
+        data.as_bytes(),
+        3000,
+    );
     assert_eq!(h["signal_hits"], 10_000);
     assert_eq!(h["label"], "my_job");
     assert!(h["id"].as_str().unwrap().starts_with("my_job-"));
@@ -238,7 +247,7 @@ fn closed_reader_exits_quietly_with_spill_complete() {
         &data,
     );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
-    let kept: Vec<_> = store.entries().into_iter().filter(|p| !p.to_string_lossy().ends_with(".meta")).collect();
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
     assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
 }
 

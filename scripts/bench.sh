@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# End-to-end benchmark: outbox side by side with cat, tail, tee and grep on
+# the same generated input, alternating runs, medians and ratios; peak RSS;
+# a retention table (what survives of the verdict and the error lines) for
+# head, tail and outbox; and a read-everything Python reference.
+#
+#   scripts/bench.sh [SIZE_MiB] [RUNS]      default: 1024 MiB, 3 runs
+#
+# Needs: python3, GNU time (/usr/bin/time; installed with apt-get when
+# missing). Nothing is committed: inputs are generated from a fixed seed
+# into $BENCH_DIR (default: a temporary directory, removed at the end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIZE_MIB=${1:-1024}
+RUNS=${2:-3}
+REF_MIB=${REF_MIB:-200}
+PATTERN='\b(error|failed|failure|fatal|panic|exception)\b'
+
+if [[ ! -x /usr/bin/time ]]; then
+  apt-get update -qq && apt-get install -y -qq time >/dev/null
+fi
+cargo build --release --quiet
+OUTBOX=$PWD/target/release/outbox
+
+WORK=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$WORK"
+[[ -n ${BENCH_DIR:-} ]] || trap 'rm -rf "$WORK"' EXIT
+export OUTBOX_DIR=$WORK/store
+mkdir -p "$OUTBOX_DIR" && chmod 700 "$OUTBOX_DIR"
+
+# gen KIND MIB FILE: deterministic text (seeded), one of:
+#   log      server log, ~1 in 1000 lines an error
+#   log10    same, 10% error lines
+#   japanese Japanese log lines, ~1 in 1000 with "error"
+gen() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import random, sys
+kind, mib, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rnd = random.Random(20261202)
+every = 10 if kind == "log10" else 1000
+lines = []
+for i in range(20000):
+    if kind == "japanese":
+        if i % every == 7:
+            lines.append(f"2026-12-02 10:{i%60:02}:{i%59:02} 処理{i}番で error が発生しました: 接続が切断されました\n")
+        else:
+            lines.append(f"2026-12-02 10:{i%60:02}:{i%59:02} 処理{i}番が完了しました。所要時間は{rnd.randrange(1000)}ミリ秒です\n")
+    else:
+        if i % every == 7:
+            lines.append(f"2026-12-02T10:{i%60:02}:{i%59:02}Z ERROR worker={rnd.randrange(64)} request {rnd.randrange(10**9)} failed: upstream timeout\n")
+        else:
+            lines.append(f"2026-12-02T10:{i%60:02}:{i%59:02}Z INFO worker={rnd.randrange(64)} request {rnd.randrange(10**9)} served in {rnd.randrange(1000)} ms\n")
+chunk = "".join(lines).encode()
+target = mib << 20
+with open(path, "wb") as f:
+    n = 0
+    while n + len(chunk) <= target:
+        f.write(chunk)
+        n += len(chunk)
+    f.write(b"summary: 1 request FAILED, run finished\n")
+PY
+}
+
+# timed NAME CMD...: wall seconds and peak RSS (KiB) of one run.
+timed() {
+  local name=$1; shift
+  local t0 t1 rss
+  t0=$(date +%s.%N)
+  /usr/bin/time -f '%M' -o "$WORK/rss" bash -c "$*"
+  t1=$(date +%s.%N)
+  rss=$(tail -n 1 "$WORK/rss")
+  echo "$name $(python3 -c "print($t1-$t0)") $rss" >>"$WORK/times"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+compare() { # compare LABEL FILE
+  local label=$1 f=$2
+  : >"$WORK/times"
+  local -a names=(cat_pipe tail_pipe tee_pipe grep_c outbox_pipe outbox_file)
+  for ((r = 1; r <= RUNS; r++)); do
+    timed cat_pipe "cat '$f' | cat >/dev/null"
+    timed tail_pipe "cat '$f' | tail -n 20 >/dev/null"
+    timed tee_pipe "cat '$f' | tee '$WORK/tee.out' >/dev/null"
+    timed grep_c "cat '$f' | grep -ciE '$PATTERN' >/dev/null"
+    timed outbox_pipe "cat '$f' | '$OUTBOX' >/dev/null"
+    timed outbox_file "'$OUTBOX' <'$f' >/dev/null"
+    rm -f "$WORK/tee.out" "$OUTBOX_DIR"/*
+  done
+  local bytes
+  bytes=$(stat -c %s "$f")
+  echo
+  echo "### $label: $(python3 -c "print(round($bytes/2**20))") MiB, median of $RUNS alternating runs"
+  echo
+  echo "| command | median s | GB/s | ratio to tee | ratio to tail | peak RSS MiB |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+  local tee tail
+  tee=$(awk '$1=="tee_pipe"{print $2}' "$WORK/times" | median)
+  tail=$(awk '$1=="tail_pipe"{print $2}' "$WORK/times" | median)
+  for n in "${names[@]}"; do
+    local m rss
+    m=$(awk -v n="$n" '$1==n{print $2}' "$WORK/times" | median)
+    rss=$(awk -v n="$n" '$1==n{print $3}' "$WORK/times" | sort -n | tail -n 1)
+    python3 -c "print(f'| $n | {$m:.3f} | {$bytes/$m/1e9:.2f} | {$m/$tee:.2f} | {$m/$tail:.2f} | {$rss/1024:.1f} |')"
+  done
+}
+
+echo "## Machine"
+echo
+echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -r)"
+
+gen log "$SIZE_MIB" "$WORK/log.txt"
+compare "ASCII log, 0.1% signal lines" "$WORK/log.txt"
+gen log10 "$SIZE_MIB" "$WORK/log10.txt"
+compare "ASCII log, 10% signal lines" "$WORK/log10.txt"
+rm -f "$WORK/log10.txt"
+gen japanese "$SIZE_MIB" "$WORK/ja.txt"
+compare "Japanese log, 0.1% signal lines" "$WORK/ja.txt"
+rm -f "$WORK/ja.txt"
+
+# One line of SIZE MiB: memory must not follow line length.
+python3 -c "
+import sys
+with open('$WORK/oneline.txt','wb') as f:
+    for _ in range($SIZE_MIB): f.write(b'x' * (1 << 20))
+    f.write(b' verdict: FAILED\n')"
+/usr/bin/time -f '%M' -o "$WORK/rss" "$OUTBOX" <"$WORK/oneline.txt" >/dev/null
+echo
+echo "Single ${SIZE_MIB} MiB line, file on stdin: peak RSS $(( $(tail -n 1 "$WORK/rss") / 1024 )) MiB"
+rm -f "$WORK/oneline.txt" "$OUTBOX_DIR"/*
+
+# Against a straightforward read-everything implementation.
+head -c $((REF_MIB << 20)) "$WORK/log.txt" >"$WORK/ref.txt"
+cat >"$WORK/naive.py" <<'PY'
+import re, sys
+data = sys.stdin.buffer.read()
+text = data.decode("utf-8", "replace")
+lines = text.split("\n")
+pat = re.compile(r"\b(error|failed|failure|fatal|panic|exception)\b", re.I)
+hits = [i for i, l in enumerate(lines, 1) if pat.search(l)]
+open("/dev/null", "w").write(f"{len(text)} {len(lines)} {len(hits)}\n" + "\n".join(lines[:150] + lines[-20:]))
+PY
+: >"$WORK/times"
+for ((r = 1; r <= RUNS; r++)); do
+  timed naive "python3 '$WORK/naive.py' <'$WORK/ref.txt'"
+  timed outbox_pipe "cat '$WORK/ref.txt' | '$OUTBOX' >/dev/null"
+  rm -f "$OUTBOX_DIR"/*
+done
+naive=$(awk '$1=="naive"{print $2}' "$WORK/times" | median)
+ob=$(awk '$1=="outbox_pipe"{print $2}' "$WORK/times" | median)
+nrss=$(awk '$1=="naive"{print $3}' "$WORK/times" | sort -n | tail -n 1)
+echo
+echo "Read-everything Python reference on $REF_MIB MiB: $(python3 -c "print(f'{$naive:.2f} s, {$nrss/1024:.0f} MiB peak; outbox through a pipe {$ob:.3f} s: {$naive/$ob:.0f}x faster')")"
+rm -f "$WORK/ref.txt" "$WORK/log.txt"
+
+# Retention: what survives of the verdict and the error lines.
+python3 - "$WORK" <<'PY'
+import random, sys
+w = sys.argv[1]
+rnd = random.Random(7)
+with open(f"{w}/build.txt", "w") as f:
+    for i in range(20000):
+        f.write(f"   Compiling crate{i} v0.{i%9}.{i%4}\n")
+        if i % 997 == 3:
+            f.write(f"error[E0308]: mismatched types --> src/module{i}.rs:{rnd.randrange(900)}:{rnd.randrange(80)}\n")
+    f.write("error: could not compile `app` due to 21 previous errors; BUILD FAILED\n")
+with open(f"{w}/wc.txt", "w") as f:
+    total = 0
+    for i in range(40000):
+        n = rnd.randrange(10, 5000); total += n
+        f.write(f"{n:>8} ./src/pkg{i%300}/file_{i}.rs\n")
+    f.write(f"{total:>8} total\n")
+with open(f"{w}/tests.txt", "w") as f:
+    for i in range(30000):
+        if 14000 <= i < 14012:
+            f.write(f"test suite::case_{i} ... FAILED\n")
+        else:
+            f.write(f"test suite::case_{i} ... ok\n")
+    f.write("test result: FAILED. 29988 passed; 12 failed; 0 ignored\n")
+PY
+echo
+echo "### Retention (default budget 14,000 chars)"
+echo
+echo "| input | tool | output chars | last line kept | signal lines shown / in input |"
+echo "| --- | --- | ---: | --- | --- |"
+for f in build wc tests; do
+  in=$WORK/$f.txt
+  last=$(tail -n 1 "$in")
+  total=$(grep -ciE "$PATTERN" "$in" || true)
+  for tool in "head -n 150" "head -c 14000" "tail -c 14000" "outbox"; do
+    if [[ $tool == outbox ]]; then out=$("$OUTBOX" <"$in"); else out=$($tool <"$in"); fi
+    chars=$(printf '%s' "$out" | python3 -c "import sys; print(len(sys.stdin.buffer.read().decode('utf-8','replace')))")
+    kept=no; grep -qxF -- "$last" <<<"$out" && kept=yes
+    if [[ $tool == outbox ]]; then
+      shown=$(grep -o '"signal_lines_shown":[0-9]*' <<<"$out" | cut -d: -f2)
+      hits=$(grep -o '"signal_hits":[0-9]*' <<<"$out" | cut -d: -f2)
+      sig="$shown shown, all $hits counted"
+    else
+      sig="$(grep -ciE "$PATTERN" <<<"$out" || true) shown, none counted (of $total)"
+    fi
+    echo "| $f | \`$tool\` | $chars | $kept | $sig |"
+  done
+done
