@@ -70,7 +70,6 @@ pub struct Scanner {
     bytes: u64,
     newlines: u64,
     chars: CharCounter,
-    nul: bool,
     last_byte: Option<u8>,
     head: Vec<u8>,
     /// Line 1, when it does not end inside the head arena.
@@ -108,7 +107,6 @@ impl Scanner {
             bytes: 0,
             newlines: 0,
             chars: CharCounter::new(),
-            nul: false,
             last_byte: None,
             head: Vec::new(),
             first_line: None,
@@ -135,9 +133,6 @@ impl Scanner {
         }
         self.bytes += block.len() as u64;
         self.last_byte = block.last().copied();
-        if !self.nul && memchr(0, block).is_some() {
-            self.nul = true;
-        }
         let head_cap = self.cfg.head_bytes();
         if self.head.len() < head_cap {
             let take = (head_cap - self.head.len()).min(block.len());
@@ -181,7 +176,7 @@ impl Scanner {
             chars: self.chars.chars(),
             lines: self.newlines + unterminated as u64,
             unterminated,
-            binary: self.nul,
+            binary: self.chars.saw_nul(),
             head: &self.head,
             head_is_all: self.bytes == self.head.len() as u64,
             first_line: self.first_line.as_ref(),

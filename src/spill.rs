@@ -93,7 +93,11 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
                 discard(target.take());
             }
         }
-        let _ = recycle.send(block);
+        // Only heap blocks are reused; a mapped window is released as soon
+        // as the scanner is done with it too, which keeps RSS flat.
+        if matches!(*block, Block::Heap(_)) {
+            let _ = recycle.send(block);
+        }
     }
     if let Some(t) = target.as_mut() {
         // No fsync: like tee, durability is the page cache's; write errors

@@ -12,17 +12,33 @@
 /// result is then the count of non-continuation bytes).
 #[inline]
 pub fn count_lead_bytes(bytes: &[u8]) -> u64 {
-    // A continuation byte is 0b10xx_xxxx, i.e. -64..=-65 as i8 is < -64.
-    // Written as a plain fold so the compiler vectorises it.
-    let mut n: u64 = 0;
-    for chunk in bytes.chunks(255 * 16) {
-        let mut c: u64 = 0;
-        for &b in chunk {
-            c += ((b as i8) >= -64) as u64;
+    count_lead_bytes_and_nul(bytes).0
+}
+
+/// As `count_lead_bytes`, and whether a NUL byte was seen: the same pass
+/// answers "is this binary?" for free.
+#[inline]
+pub fn count_lead_bytes_and_nul(bytes: &[u8]) -> (u64, bool) {
+    // SWAR: a continuation byte is 0b10xx_xxxx, i.e. bit 7 set and bit 6
+    // clear; shifting left by one lines bit 6 up under bit 7 of each byte.
+    // A zero byte is found with the classic (x - 0x01..) & !x & 0x80.. test.
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const LO: u64 = 0x0101_0101_0101_0101;
+    let mut cont: u64 = 0;
+    let mut zero: u64 = 0;
+    let mut words = bytes.chunks_exact(32);
+    for w in words.by_ref() {
+        let mut sum = 0;
+        for k in 0..4 {
+            let x = u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            sum += (x & !(x << 1) & HI).count_ones();
+            zero |= x.wrapping_sub(LO) & !x & HI;
         }
-        n += c;
+        cont += sum as u64;
     }
-    n
+    let rest = words.remainder();
+    cont += rest.iter().filter(|&&b| (b as i8) < -64).count() as u64;
+    (bytes.len() as u64 - cont, zero != 0 || rest.contains(&0))
 }
 
 /// Lossy character count of a complete byte string (no carry).
@@ -46,11 +62,17 @@ pub struct CharCounter {
     carry: [u8; 4],
     carry_len: usize,
     chars: u64,
+    nul: bool,
 }
 
 impl CharCounter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether a NUL byte has been seen (the input is binary).
+    pub fn saw_nul(&self) -> bool {
+        self.nul
     }
 
     /// Characters counted so far, not including a pending carry.
@@ -74,13 +96,22 @@ impl CharCounter {
             return self.chars - before;
         }
         match simdutf8::compat::from_utf8(bytes) {
-            Ok(_) => self.chars += count_lead_bytes(bytes),
+            Ok(_) => {
+                let (n, nul) = count_lead_bytes_and_nul(bytes);
+                self.chars += n;
+                self.nul |= nul;
+            }
             Err(e) if e.error_len().is_none() => {
                 let (valid, rest) = bytes.split_at(e.valid_up_to());
-                self.chars += count_lead_bytes(valid);
+                let (n, nul) = count_lead_bytes_and_nul(valid);
+                self.chars += n;
+                self.nul |= nul;
                 self.set_carry(rest);
             }
-            Err(_) => self.feed_invalid(bytes),
+            Err(_) => {
+                self.nul |= memchr::memchr(0, bytes).is_some();
+                self.feed_invalid(bytes)
+            }
         }
         self.chars - before
     }
@@ -185,6 +216,21 @@ mod tests {
             }
             assert_eq!(count_chars(s), reference(s));
         }
+    }
+
+    #[test]
+    fn nul_is_seen_in_words_and_in_the_remainder() {
+        for at in [0, 5, 31, 32, 40, 99] {
+            let mut v = vec![b'a'; 100];
+            v[at] = 0;
+            let mut c = CharCounter::new();
+            c.feed(&v);
+            assert!(c.saw_nul(), "NUL at {at}");
+        }
+        let mut c = CharCounter::new();
+        c.feed(&[b'a'; 100]);
+        c.feed("é\u{1}".as_bytes());
+        assert!(!c.saw_nul());
     }
 
     #[test]
