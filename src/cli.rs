@@ -1,4 +1,4 @@
-//! Command-line surface: clap derive options, resolved into a [`Config`].
+//! Command-line surface: clap derive options.
 //!
 //! Every budget is in characters (Unicode scalar values of the lossy UTF-8
 //! decoding); sizes in bytes accept K/M/G suffixes (powers of 1024).

@@ -109,19 +109,76 @@ pub fn passthrough<'a>(sc: &Scanned<'a>, budget: usize) -> Option<&'a [u8]> {
 
 /// Renders the envelope; never longer than `b.budget` characters.
 pub fn render(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
+    // Free text in the header and notes (a spill error naming a long path,
+    // a long command) is shortened, step by step, until the fixed parts
+    // leave room for the first and last lines.
+    let mut compacted;
+    let mut info = info;
+    for cap in [160, 80, 32, 0] {
+        if fixed_cost(sc, b, info) + 2 * (MIN_LINE_ROOM + 1) <= b.budget {
+            break;
+        }
+        compacted = compact(info, cap);
+        info = &compacted;
+    }
+    render_with(sc, b, info, signal)
+}
+
+/// Characters of everything but the lines: header (with worst-case
+/// figures), notes and section markers.
+fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunInfo) -> usize {
+    let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
+    let hits = sc.signals.hits();
+    let worst = Shown { head: sc.lines, tail: asked, tail_dropped: asked, signals: hits, ansi: sc.chars };
+    let notes_len: usize = notes(sc, info).iter().map(|n| n.chars().count()).sum();
+    header_block(sc, b, info, worst).chars().count()
+        + notes_len
+        + head_marker(sc.lines, b.budget as u64).chars().count()
+        + gap_marker(sc.lines, sc.lines).chars().count()
+        + signal_marker(hits, hits).chars().count()
+        + if hits > 0 { omitted_marker(hits).chars().count() } else { 0 }
+        + tail_marker(asked, asked).chars().count()
+}
+
+/// `info` with its free-text fields cut to `cap` chars (the path of the
+/// full output is never cut: it must stay usable).
+fn compact(info: &RunInfo, cap: usize) -> RunInfo {
+    let cut = |s: &str| -> String {
+        if s.chars().count() <= cap {
+            s.to_string()
+        } else {
+            let mut t: String = s.chars().take(cap.saturating_sub(1)).collect();
+            t.push('…');
+            t
+        }
+    };
+    let mut out = info.clone();
+    out.spill_error = info.spill_error.as_deref().map(cut);
+    out.command = info.command.as_deref().map(cut);
+    out.notes = info.notes.iter().map(|n| cut(n)).collect();
+    for v in out.extra.values_mut() {
+        shorten_strings(v, &cut);
+    }
+    out
+}
+
+fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {
+    match v {
+        serde_json::Value::String(s) => *s = cut(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| shorten_strings(x, cut)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| shorten_strings(x, cut)),
+        _ => {}
+    }
+}
+
+fn render_with(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
     // The last line is always in the tail, whatever --tail says.
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let hits = sc.signals.hits();
     let notes = notes(sc, info);
-    let worst = Shown { head: sc.lines, tail: asked, tail_dropped: asked, signals: hits, ansi: sc.chars };
-    let header_res = header_block(sc, b, info, worst).chars().count();
-    let head_marker_res = head_marker(sc.lines, b.budget as u64).chars().count();
-    let gap_res = gap_marker(sc.lines, sc.lines).chars().count();
-    let sig_marker_res = signal_marker(hits, hits).chars().count();
-    let omit_res = if hits > 0 { omitted_marker(hits).chars().count() } else { 0 };
     let tail_marker_res = tail_marker(asked, asked).chars().count();
-    let notes_len: usize = notes.iter().map(|n| n.chars().count()).sum();
-    let fixed = header_res + notes_len + head_marker_res + gap_res + sig_marker_res + omit_res + tail_marker_res;
+    let head_marker_res = head_marker(sc.lines, b.budget as u64).chars().count();
+    let fixed = fixed_cost(sc, b, info);
     let mut room = b.budget.saturating_sub(fixed);
 
     // 1. Tail, reserved first: the verdict lives there.
@@ -238,11 +295,11 @@ fn notes(sc: &Scanned, info: &RunInfo) -> Vec<String> {
         v.push("--- binary input: NUL bytes found; control bytes are shown escaped ---\n".to_string());
     }
     if let Some(e) = &info.spill_error {
-        let e: String = display(e.as_bytes()).text.chars().take(200).collect();
+        let e: String = display(e.as_bytes()).text.chars().take(160).collect();
         v.push(format!("--- full output NOT kept: {e} ---\n"));
     }
     for n in &info.notes {
-        let n: String = display(n.as_bytes()).text.chars().take(300).collect();
+        let n: String = display(n.as_bytes()).text.chars().take(160).collect();
         v.push(format!("--- {n} ---\n"));
     }
     v
