@@ -182,10 +182,11 @@ pub struct EnvelopeArgs {
     #[arg(long)]
     pub progress: bool,
 
-    /// Read a regular file on stdin with read(2) instead of memory-mapping
-    /// it in windows.
+    /// Memory-map a regular file on stdin in 4 MiB windows instead of
+    /// reading it with large read(2) calls. Off by default: on the machines
+    /// measured, page faults made it slower and less steady than read(2).
     #[arg(long)]
-    pub no_mmap: bool,
+    pub mmap: bool,
 }
 
 /// Smallest budget that holds a header, the markers and a useful tail.

@@ -370,7 +370,7 @@ fn truncate(s: &str, max: usize) -> String {
 pub fn run_stdin(args: &EnvelopeArgs) -> anyhow::Result<u8> {
     crate::interrupt::install();
     let mut session = Session::start(args, "stdin")?;
-    let reader = Reader::stdin(!args.no_mmap);
+    let reader = Reader::stdin(args.mmap);
     let ingest = session.ingest(reader);
     Ok(session.finish(ingest, None).exit_code())
 }

@@ -2,7 +2,7 @@
 //! bounded, honest envelope.
 //!
 //! ```text
-//!  stdin / child pipe / mmap'd file
+//!  stdin / child pipe / file (read, or mmap'd with --mmap)
 //!        │  owned, recycled blocks (input.rs)
 //!        ├──────────────► spill thread: write + BLAKE3, bounded channel (spill.rs)
 //!        │                   └─► temp file in the store, renamed to {label}-{hash12} (store.rs)

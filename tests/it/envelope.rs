@@ -292,7 +292,7 @@ fn regular_file_on_stdin_is_read_whole() {
     let path = store.path().join("input.log");
     let data: Vec<u8> = (0..600_000).flat_map(|i| format!("line {i} of a log\n").into_bytes()).collect();
     std::fs::write(&path, &data).unwrap();
-    for args in [&[][..], &["--no-mmap"][..]] {
+    for args in [&[][..], &["--mmap"][..]] {
         let mut cmd = Command::new(util::bin());
         cmd.args(args).env("OUTBOX_DIR", store.path()).stdin(std::fs::File::open(&path).unwrap());
         let out = cmd.output().unwrap();
