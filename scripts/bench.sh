@@ -62,10 +62,14 @@ with open(path, "wb") as f:
 PY
 }
 
-# timed NAME CMD...: wall seconds and peak RSS (KiB) of one run.
+# timed NAME CMD...: wall seconds and peak RSS (KiB) of one run. Files
+# written by the previous run are removed and flushed first, so no run pays
+# for another's dirty pages.
 timed() {
   local name=$1; shift
   local t0 t1 rss
+  rm -f "$WORK/tee.out" "$OUTBOX_DIR"/* 2>/dev/null || true
+  sync
   t0=$(date +%s.%N)
   /usr/bin/time -f '%M' -o "$WORK/rss" bash -c "$*"
   t1=$(date +%s.%N)

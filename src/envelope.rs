@@ -279,8 +279,25 @@ fn header_block(sc: &Scanned, b: &Budgets, info: &RunInfo, shown: Shown) -> Stri
         duration_ms: info.duration_ms,
         extra: &info.extra,
     };
-    let json = serde_json::to_string(&h).expect("header serialises");
+    let json = terminal_safe_json(&serde_json::to_string(&h).expect("header serialises"));
     format!("{HEADER_OPEN}\n{json}\n{HEADER_CLOSE}\n")
+}
+
+/// serde_json escapes only C0 controls; DEL, C1 controls and bidirectional
+/// overrides (from a command line, a path, an error) are escaped too, so the
+/// header is as safe on a terminal as the lines. Such characters can only
+/// occur inside JSON strings, where `\uXXXX` is valid.
+fn terminal_safe_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if matches!(c, '\u{7f}'..='\u{9f}' | '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn notes(sc: &Scanned, info: &RunInfo) -> Vec<String> {

@@ -23,9 +23,10 @@
 //!   (1,000): it degrades the key inventory, then the optional header
 //!   fields, then the samples, measuring the final string each time.
 //! - Every output is re-parsed by `check_output` before it is returned;
-//!   strings are escaped strictly (control characters, DEL and C1 as
-//!   `\u00XX`, so the envelope is also safe on a terminal), and no NaN or
-//!   infinity can be printed.
+//!   strings are escaped strictly (control characters, DEL, C1 and
+//!   bidirectional controls as `\uXXXX`, so the envelope is also safe on a
+//!   terminal), and no NaN or infinity can be printed: a number past
+//!   f64's range is shown as a string of its exact text.
 //! - Memory: the inventory tracks at most [`TOP_KEY_CAP`] distinct
 //!   top-level keys and [`NESTED_KEY_CAP`] nested paths, to
 //!   [`MAX_KEY_DEPTH`] keys deep (the header says when a cap was hit);
@@ -207,6 +208,18 @@ fn escape_into<E>(s: &str, mut sink: impl FnMut(&str) -> Result<(), E>) -> Resul
                 let c = u32::from(bytes[i + 1]);
                 (u_escape(&mut ubuf, c), 2)
             }
+            // Bidirectional controls and line separators (U+061C, U+200E/F,
+            // U+2028-202E, U+2066-2069) can reorder or break what a
+            // terminal shows: escaped like the text envelope does.
+            0xd8 if bytes.get(i + 1) == Some(&0x9c) => (u_escape(&mut ubuf, 0x061c), 2),
+            0xe2 if matches!(
+                (bytes.get(i + 1), bytes.get(i + 2)),
+                (Some(0x80), Some(0x8e | 0x8f | 0xa8..=0xae)) | (Some(0x81), Some(0xa6..=0xa9))
+            ) =>
+            {
+                let c = 0x2000 | (u32::from(bytes[i + 1] & 0x3f) << 6) | u32::from(bytes[i + 2] & 0x3f);
+                (u_escape(&mut ubuf, c), 3)
+            }
             _ => {
                 i += 1;
                 continue;
@@ -222,7 +235,8 @@ fn escape_into<E>(s: &str, mut sink: impl FnMut(&str) -> Result<(), E>) -> Resul
 
 fn u_escape(buf: &mut [u8; 6], c: u32) -> &str {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    *buf = [b'\\', b'u', b'0', b'0', HEX[((c >> 4) & 0xf) as usize], HEX[(c & 0xf) as usize]];
+    let h = |shift: u32| HEX[((c >> shift) & 0xf) as usize];
+    *buf = [b'\\', b'u', h(12), h(8), h(4), h(0)];
     // All bytes are ASCII.
     std::str::from_utf8(buf).unwrap_or("\\u0000")
 }
@@ -1326,6 +1340,14 @@ fn render_str(out: &mut Bounded, s: &str, cap: Option<usize>, stats: &mut CutSta
 
 fn render_static(out: &mut Bounded, v: &StaticNode, special: Option<&str>) -> Result<(), Overflow> {
     if let Some(raw) = special {
+        // Past f64's range (1e400) the literal is grammatical JSON, but
+        // common parsers (serde_json, Go) reject the whole document and
+        // JavaScript reads Infinity: such a number is shown as a string of
+        // its exact text instead. Big integers and long floats stay numbers.
+        let overflows = raw.parse::<f64>().is_ok_and(|v| v.is_infinite());
+        if overflows {
+            return out.push(&json_string(raw));
+        }
         return out.push(raw);
     }
     #[allow(unreachable_patterns)]
@@ -1859,7 +1881,10 @@ mod tests {
         let sp = Specials::build(&tape.0, found);
         let item = Item { nodes: &tape.0, base: 0, specials: &sp };
         let r = try_render(&item, Caps::default(), 10_000).expect("fits");
-        assert_eq!(r.text, doc);
+        // Every number as written, except one past f64's range: its exact
+        // text as a string, so common parsers accept the envelope.
+        assert_eq!(r.text, doc.replace(",1e400,", ",\"1e400\","));
+        serde_json::from_str::<serde_json::Value>(&r.text).expect("serde_json parses it");
     }
 
     #[test]
