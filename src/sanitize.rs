@@ -168,7 +168,14 @@ fn escape_sequence_len(s: &[char]) -> usize {
     }
 }
 
+/// Longest escape sequence removed, in chars. Real ones are short; a longer
+/// "sequence" is shown escaped instead. The bound also keeps the display of
+/// a long line's kept ends the same as the display of the whole line: no
+/// sequence can reach from outside a kept end into its last characters.
+pub const MAX_SEQUENCE: usize = 200;
+
 fn csi_len(s: &[char], start: usize) -> usize {
+    let s = &s[..s.len().min(MAX_SEQUENCE)];
     let mut j = start;
     while j < s.len() && ('\u{30}'..='\u{3f}').contains(&s[j]) {
         j += 1;
@@ -183,17 +190,22 @@ fn csi_len(s: &[char], start: usize) -> usize {
     }
 }
 
-/// OSC / DCS / SOS / PM / APC: ends with BEL or ESC \ (ST).
+/// OSC / DCS / SOS / PM / APC: ends with BEL or ESC \ (ST); one left open
+/// at the end of the line runs to it, if that is within MAX_SEQUENCE.
 fn string_len(s: &[char]) -> usize {
     let mut j = 2;
-    while j < s.len() {
+    while j < s.len().min(MAX_SEQUENCE) {
         match s[j] {
             '\u{7}' | '\u{9c}' => return j + 1,
             '\u{1b}' if s.get(j + 1) == Some(&'\\') => return j + 2,
             _ => j += 1,
         }
     }
-    s.len()
+    if s.len() <= MAX_SEQUENCE {
+        s.len()
+    } else {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -213,6 +225,15 @@ mod tests {
         let d = display(b"\x1b]0;title\x07\x1b[2J\x1b[Hok");
         assert_eq!(d.text, "ok");
         assert_eq!(d.ansi_stripped, 3);
+    }
+
+    #[test]
+    fn overlong_sequences_are_shown_not_stripped() {
+        let long = format!("a\x1b[{}m", "1".repeat(MAX_SEQUENCE));
+        assert!(display(long.as_bytes()).text.starts_with("a\\x1b[111"));
+        let open_osc = format!("a\x1b]0;{}", "t".repeat(MAX_SEQUENCE));
+        assert!(display(open_osc.as_bytes()).text.starts_with("a\\x1b]0;ttt"));
+        assert_eq!(display(b"a\x1b]0;short title").text, "a");
     }
 
     #[test]

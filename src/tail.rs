@@ -34,7 +34,10 @@ impl TailRing {
             lines: VecDeque::new(),
             spare: Vec::new(),
             max_lines,
-            piece: 4 * tail_budget.max(64),
+            // At least 4 x 512 bytes, so an escape sequence (at most
+            // sanitize::MAX_SEQUENCE chars) cannot span into a kept end's
+            // last characters.
+            piece: 4 * tail_budget.max(512),
             older_cap: 4 * tail_budget.max(64),
             held: 0,
             scratch: Vec::new(),

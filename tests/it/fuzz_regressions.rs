@@ -259,3 +259,24 @@ fn folded_json_parses_with_serde_json_despite_huge_numbers() {
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(&out);
     assert!(parsed.is_ok(), "{:?}\n{out}", parsed.err());
 }
+
+/// Root cause: `sanitize::display` removed an escape sequence of any length,
+/// so a line of `ce`, ESC `[`, 900,000 parameter digits and `m` displayed as
+/// just `ce` when whole, while the tail, which keeps only the two ends of so
+/// long a line, showed its last digits: the display's end (what the
+/// envelope promises to keep) was not at the end of the tail line. Escape
+/// sequences are now at most `sanitize::MAX_SEQUENCE` chars; longer ones are
+/// shown escaped, the same way whole and cut.
+#[test]
+fn overlong_escape_sequence_keeps_the_last_line_end() {
+    let mut data = b"first\nce\x1b[".to_vec();
+    data.extend(std::iter::repeat_n(b'1', 900_000));
+    data.extend_from_slice(b"m\n");
+    let sc = scan(&[&data], None);
+    let out = render(&sc, None);
+    let last = &data[6..data.len() - 1];
+    let d = outbox::sanitize::display(last).text;
+    let end: String = d.chars().rev().take(10).collect::<Vec<_>>().into_iter().rev().collect();
+    let newest = out.lines().last().unwrap();
+    assert!(newest.ends_with(&end), "{end:?} not at the end of {newest:?}");
+}
