@@ -204,6 +204,8 @@ fn envelope_modes_always_and_never() {
     let out = run(&store, &["--envelope", "never"], big.as_bytes());
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(out.stdout, big.as_bytes(), "never: the input unchanged, like tee");
+    let kept = store.entries().into_iter().filter(|p| is_entry(p)).any(|p| std::fs::read(p).unwrap() == big.as_bytes());
+    assert!(kept, "never still keeps the stored copy");
 }
 
 #[test]
