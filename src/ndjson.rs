@@ -319,19 +319,7 @@ mod tests {
     use crate::pipeline::BlockSink;
     use serde_json::Value;
 
-    fn ctx(budget: usize) -> FoldContext<'static> {
-        FoldContext {
-            label: "test",
-            id: "test-0123456789ab",
-            full_output: Some("/tmp/outbox/test-0123456789ab"),
-            spill_error: None,
-            bytes: 0,
-            chars: 0,
-            budget,
-            samples: 8,
-            detected: None,
-        }
-    }
+    use crate::json::test_context as ctx;
 
     fn fold_split(input: &[u8], splits: &[usize], samples: usize, budget: usize) -> String {
         let mut f = NdjsonFolder::new(samples);
