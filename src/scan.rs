@@ -43,7 +43,7 @@ impl ScanConfig {
     }
     /// Bytes kept from each end of a long open line.
     fn piece(&self) -> usize {
-        (2 * self.budget).max(4 * self.tail_budget)
+        (2 * self.budget).max(crate::tail::piece_for(self.tail_budget))
     }
 }
 

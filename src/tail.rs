@@ -34,10 +34,7 @@ impl TailRing {
             lines: VecDeque::new(),
             spare: Vec::new(),
             max_lines,
-            // At least 4 x 512 bytes, so an escape sequence (at most
-            // sanitize::MAX_SEQUENCE chars) cannot span into a kept end's
-            // last characters.
-            piece: 4 * tail_budget.max(512),
+            piece: piece_for(tail_budget),
             older_cap: 4 * tail_budget.max(64),
             held: 0,
             scratch: Vec::new(),
@@ -124,6 +121,14 @@ impl TailRing {
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
+}
+
+/// Bytes kept from each end of a long tail line: enough for the whole tail
+/// budget, and at least 4 x 512 so an escape sequence (at most
+/// `sanitize::MAX_SEQUENCE` chars) cannot span into a kept end's last
+/// characters. The scanner keeps at least as much of an open line.
+pub fn piece_for(tail_budget: usize) -> usize {
+    4 * tail_budget.max(512)
 }
 
 /// The line's content without the `\r` of a CRLF terminator.

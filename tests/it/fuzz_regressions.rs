@@ -280,3 +280,29 @@ fn overlong_escape_sequence_keeps_the_last_line_end() {
     let newest = out.lines().last().unwrap();
     assert!(newest.ends_with(&end), "{end:?} not at the end of {newest:?}");
 }
+
+/// Root cause: the tail ring kept `4 * max(tail_budget, 512)` bytes of each
+/// end of a long line while the scanner kept only `max(2 * budget,
+/// 4 * tail_budget)` of an open line, so with a small tail budget a line
+/// just over the 1 MiB cap kept shorter ends when it crossed a block
+/// boundary than when it sat inside one block: what the tail kept depended
+/// on the split. Both now use `tail::piece_for`.
+#[test]
+fn long_line_ends_do_not_depend_on_the_block_split() {
+    let mut data = b"\n".to_vec();
+    data.extend(std::iter::repeat_n(b'x', LINE_CAP + 1023));
+    data.push(b'\n');
+    let cfg = || ScanConfig { budget: 1000, tail_lines: 20, tail_budget: 100, signal: signal::matcher(None).unwrap() };
+    let feed = |blocks: &[&[u8]]| {
+        let mut sc = Scanner::new(cfg());
+        for b in blocks {
+            sc.feed(b);
+        }
+        sc.finish();
+        let kept: Vec<String> = sc.result().tail.lines().map(|l| format!("{} {:?}", l.lineno, l.body())).collect();
+        kept
+    };
+    let whole = feed(&[&data]);
+    let split = feed(&[&data[..5000], &data[5000..]]);
+    assert_eq!(whole, split);
+}
