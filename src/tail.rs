@@ -62,20 +62,23 @@ impl TailRing {
         if self.max_lines == 0 || region.is_empty() {
             return;
         }
-        // Walk back over at most the lines that could survive eviction: the
-        // newest always, older ones within the line and byte caps.
+        // Walk back over the lines that could survive eviction: the newest
+        // always, older ones until the line cap, or until their bytes (as
+        // `held` will count them, underestimated) certainly pass the byte
+        // cap; `evict` then decides exactly, as it does for single pushes,
+        // so the result does not depend on how the input was split.
         let mut starts = std::mem::take(&mut self.scratch);
         starts.clear();
         let mut end = region.len() - 1; // index of the '\n' ending the line
         let mut older = 0;
         let reached_start = loop {
             let start = memrchr(b'\n', &region[..end]).map_or(0, |k| k + 1);
-            let len = end - start + 1;
             if !starts.is_empty() {
-                if starts.len() >= self.max_lines || older + len > self.older_cap {
+                if starts.len() >= self.max_lines || older > self.older_cap {
                     break false;
                 }
-                older += len;
+                let content = strip_cr(&region[start..end]).len();
+                older += content.min((2 * self.piece).saturating_sub(8)) + 1;
             }
             starts.push((start, end));
             if start == 0 {

@@ -306,3 +306,29 @@ fn long_line_ends_do_not_depend_on_the_block_split() {
     let split = feed(&[&data[..5000], &data[5000..]]);
     assert_eq!(whole, split);
 }
+
+/// Root cause: `TailRing::push_region` (src/tail.rs) stopped walking back
+/// over a block's lines by their raw length (terminator and `\r` included),
+/// while `evict`, used for lines pushed one at a time, counts what a line
+/// holds (without the `\r`). CRLF lines near the byte cap were kept when the
+/// input arrived in small blocks and dropped when it arrived in one block.
+#[test]
+fn tail_byte_cap_does_not_depend_on_the_block_split() {
+    let data: Vec<u8> = (0..2000).flat_map(|_| b"ab\r\n".to_vec()).collect();
+    let kept = |blocks: &[&[u8]]| {
+        let mut sc = Scanner::new(ScanConfig {
+            budget: 1000,
+            tail_lines: 500,
+            tail_budget: 100,
+            signal: signal::matcher(None).unwrap(),
+        });
+        for b in blocks {
+            sc.feed(b);
+        }
+        sc.finish();
+        sc.result().tail.lines().map(|l| l.lineno).collect::<Vec<_>>()
+    };
+    let whole = kept(&[&data]);
+    let pieces: Vec<&[u8]> = data.chunks(7).collect();
+    assert_eq!(whole, kept(&pieces));
+}
