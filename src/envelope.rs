@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use regex::bytes::Regex;
 use serde::Serialize;
 
-use crate::line::{LineBody, StoredLine};
+use crate::line::LineBody;
 use crate::sanitize::{display, Display};
 use crate::scan::Scanned;
 use crate::signal::SIGNAL_LINE_CHARS;
@@ -534,14 +534,4 @@ fn cut_marker(n: u64) -> String {
     let mut s = String::new();
     let _ = write!(s, "[…{n} chars cut…]");
     s
-}
-
-impl StoredLine {
-    /// Display chars of the whole line (for tests and diagnostics).
-    pub fn display_chars(&self) -> usize {
-        match self.body() {
-            LineBody::Whole(b) => display(b).chars(),
-            LineBody::Cut { .. } => usize::MAX,
-        }
-    }
 }

@@ -123,13 +123,6 @@ impl Reader {
         Reader { file, owned, kind, block_size: BLOCK_SIZE, recycle: None, stop: None }
     }
 
-    /// Uses `size` bytes per heap block (tests use tiny blocks to exercise
-    /// boundaries).
-    pub fn with_block_size(mut self, size: usize) -> Reader {
-        self.block_size = size.max(1);
-        self
-    }
-
     /// Heap blocks handed back by the spill thread are reused from here.
     pub fn with_recycle(mut self, rx: Receiver<Arc<Block>>) -> Reader {
         self.recycle = Some(rx);
@@ -140,11 +133,6 @@ impl Reader {
     pub fn with_stop(mut self, stop: Box<dyn FnMut() -> bool + Send>) -> Reader {
         self.stop = Some(stop);
         self
-    }
-
-    /// Whether the input is being memory-mapped.
-    pub fn is_mapped(&self) -> bool {
-        matches!(self.kind, Kind::Mapped { .. })
     }
 
     pub fn next_block(&mut self) -> io::Result<Next> {

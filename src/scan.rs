@@ -122,10 +122,6 @@ impl Scanner {
         self.bytes
     }
 
-    pub fn lines_so_far(&self) -> u64 {
-        self.newlines
-    }
-
     pub fn feed(&mut self, block: &[u8]) {
         debug_assert!(!self.finished, "feed after finish");
         if block.is_empty() {
