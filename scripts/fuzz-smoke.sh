@@ -10,10 +10,6 @@
 #
 # libFuzzer needs unstable rustc flags; on a stable toolchain they are
 # enabled with RUSTC_BOOTSTRAP=1, as the project's docs say.
-#
-# OUTBOX_FUZZ_SKIP_KNOWN=1 (passed through to the targets) makes them pass
-# over inputs that trigger bugs already reported and pinned by failing
-# tests in tests/it/fuzz_regressions.rs; unset, every invariant is checked.
 set -euo pipefail
 
 secs="${1:-10}"

@@ -41,9 +41,16 @@ impl ScanConfig {
     pub fn head_bytes(&self) -> usize {
         4 * self.budget + 4
     }
-    /// Bytes kept from each end of a long open line.
+    /// Bytes kept from each end of a long line.
     fn piece(&self) -> usize {
         (2 * self.budget).max(crate::tail::piece_for(self.tail_budget))
+    }
+    /// Bytes kept from each end of an open line over `LINE_CAP`: a piece,
+    /// plus the `\r` of a CRLF and the 3 bytes `StoredLine::set` looks past
+    /// a piece for a character boundary, so the kept ends come out the same
+    /// as when the line arrives whole in one block.
+    fn open_piece(&self) -> usize {
+        self.piece() + 4
     }
 }
 
@@ -51,10 +58,11 @@ impl ScanConfig {
 #[derive(Debug, Default)]
 struct OpenLine {
     lineno: u64,
-    /// The whole line so far, or only its first `piece` bytes once over cap.
+    /// The whole line so far, or only its first `open_piece` bytes once
+    /// over cap.
     buf: Vec<u8>,
     over_cap: bool,
-    /// Once over cap: the last `piece` bytes.
+    /// Once over cap: the last `open_piece` bytes.
     suffix: Vec<u8>,
     /// Once over cap: the last `OVERLAP` bytes, for boundary searches.
     overlap: Vec<u8>,
@@ -216,13 +224,13 @@ impl Scanner {
             push_last(&mut o.overlap, content, OVERLAP);
         }
         let o = &mut self.open;
-        push_last(&mut o.suffix, content, self.cfg.piece());
+        push_last(&mut o.suffix, content, self.cfg.open_piece());
     }
 
     /// The open line just passed LINE_CAP: search what we have, keep its
     /// two ends only.
     fn spill_open_over_cap(&mut self) {
-        let piece = self.cfg.piece();
+        let piece = self.cfg.open_piece();
         let o = &mut self.open;
         o.matched = match_clear_of_end(&self.cfg.signal, &o.buf, 0);
         o.over_cap = true;

@@ -332,3 +332,79 @@ fn tail_byte_cap_does_not_depend_on_the_block_split() {
     let pieces: Vec<&[u8]> = data.chunks(7).collect();
     assert_eq!(whole, kept(&pieces));
 }
+
+/// Found by the `scan` target (minimised: `\n`, 1,049,599 `x`, `\r\n`, with
+/// budget 55,227 and tail budget 65,284). Root cause: once an open line
+/// passed `LINE_CAP`, `Scanner` kept exactly one piece of each end, and
+/// `close_open` then popped the `\r` of the CRLF from the kept suffix, one
+/// byte short of a piece; and `StoredLine::set` looks at the byte after a
+/// piece to move a cut to a character boundary, a byte the truncated open
+/// line no longer had. A line inside one block was cut from its whole bytes,
+/// so the kept ends differed by a byte or a split character. The open line
+/// now keeps a piece plus 4 bytes of each end.
+#[test]
+fn crlf_and_split_characters_at_a_long_lines_ends_do_not_depend_on_the_block_split() {
+    let kept = |data: &[u8], blocks: &[usize]| {
+        let mut sc = Scanner::new(ScanConfig {
+            budget: 55_227,
+            tail_lines: 91,
+            tail_budget: 65_284,
+            signal: signal::matcher(Some("日本|\u{fffd}")).unwrap(),
+        });
+        let mut at = 0;
+        for &n in blocks {
+            sc.feed(&data[at..at + n]);
+            at += n;
+        }
+        sc.feed(&data[at..]);
+        sc.finish();
+        let r = sc.result();
+        let tail: Vec<String> = r.tail.lines().map(|l| format!("{} {:?}", l.lineno, l.body())).collect();
+        let first = r.first_line.map(|l| format!("{:?}", l.body()));
+        (tail, first)
+    };
+    let crlf = [b"\n".to_vec(), b"x".repeat(LINE_CAP + 1023), b"\r\n".to_vec()].concat();
+    // A piece is 4 x 65,284 bytes here: 3-byte characters from offset 1 put
+    // a character across both cut points.
+    let wide = ["日".repeat(LINE_CAP / 3 + 500).into_bytes(), b"\r\n".to_vec()].concat();
+    for data in [crlf, wide] {
+        let whole = kept(&data, &[]);
+        assert!(whole.0.iter().any(|l| l.contains("Cut")), "the long line is cut");
+        assert_eq!(whole, kept(&data, &[16_980, 11_608]));
+        assert_eq!(whole, kept(&data, &[LINE_CAP + 1]));
+    }
+}
+
+/// Found by the `envelope` target (minimised: `error\r` followed by 261,120
+/// `ESC [0m`, about 1 MiB, as the last line). Whole, the line displays as
+/// `error\r` since every sequence is removed; the tail keeps only its two
+/// ends, and the kept end displays as nothing. The target's check was wrong,
+/// not the renderer: a line kept as its two ends can only show what those
+/// ends display, and no bounded memory knows the visible end of a line whose
+/// last kilobytes display as nothing. The check now asks for the end its
+/// last 2 KiB display (`displayed_end` in fuzz/src/lib.rs), and this test
+/// pins what such a line shows: its start, an exact cut count, nothing raw.
+#[test]
+fn a_long_line_ending_in_escape_sequences_shows_its_kept_ends() {
+    let mut data = b"first\nerror\r".to_vec();
+    data.extend(b"\x1b[0m".repeat(261_120));
+    let sc = scan(&[&data], None);
+    let out = render(&sc, None);
+    let newest = out.lines().last().unwrap();
+    let cut: u64 = newest
+        .split("[…")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no cut marker in {newest:?}"));
+    assert!(newest.starts_with("error\\r"), "{newest:?}");
+    assert!(!newest.contains('\u{1b}'), "{newest:?}");
+    // The cut count is input characters: all but those of the kept ends.
+    let line_chars = 6 + 4 * 261_120;
+    let kept = match sc.result().tail.lines().last().unwrap().body() {
+        outbox::line::LineBody::Cut { prefix, suffix, .. } => prefix.len() + suffix.len(),
+        other => panic!("not cut: {other:?}"),
+    };
+    assert!(cut >= (line_chars - kept) as u64 && cut < line_chars as u64, "{cut} of {line_chars}");
+    assert!(out.chars().count() <= 14_000);
+}
