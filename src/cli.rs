@@ -110,7 +110,9 @@ pub enum Format {
 pub enum StderrMode {
     /// Merge stdout and stderr in arrival order.
     Merged,
-    /// Not supported yet: outbox exits 125 and says why.
+    /// Keep them apart: two stored entries (LABEL and LABEL.stderr); both
+    /// pass through to their own descriptors when together they fit the
+    /// budget, else stdout's envelope then stderr's, sharing the budget.
     Separate,
 }
 
@@ -171,9 +173,11 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_size)]
     pub json_max_bytes: u64,
 
-    /// Wrap mode: stdout and stderr share one pipe, so the envelope and the
-    /// stored copy hold them in the order they were written (merged, the
-    /// default). separate is not supported yet.
+    /// Wrap mode: by default stdout and stderr share one pipe, so the
+    /// envelope and the stored copy hold them in the order they were
+    /// written. separate reads them apart: a stored copy of each, and (when
+    /// they do not pass through) an envelope of each, stdout's first, each
+    /// header saying its "stream"; needs --budget 2000 or more.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StderrMode::Merged)]
     pub stderr: StderrMode,
 

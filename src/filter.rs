@@ -51,6 +51,51 @@ impl Outcome {
     }
 }
 
+/// One of a wrapped command's two streams, read by its own session when
+/// `--stderr separate` keeps them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+
+    /// The slot of its temporary file in `interrupt`.
+    fn temp_slot(self) -> usize {
+        match self {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        }
+    }
+}
+
+/// How a stream's session prints, decided for both streams together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Print the stream unchanged (stdout's to stdout, stderr's to stderr).
+    pub passthrough: bool,
+    /// This stream's share of `--budget`.
+    pub budget: usize,
+}
+
+/// What a finished stream needs, for deciding a [`Plan`].
+#[derive(Debug, Clone, Copy)]
+pub struct Measure {
+    pub bytes: u64,
+    pub chars: u64,
+    pub binary: bool,
+    /// Chars its envelope takes when it shows every line whole; None when
+    /// the stream is too long to be kept whole.
+    pub whole_envelope: Option<usize>,
+}
+
 /// A prepared run: store opened, temporary file created, scanner built.
 pub struct Session {
     args: EnvelopeArgs,
@@ -59,6 +104,8 @@ pub struct Session {
     target: Option<SpillTarget>,
     sinks: Sinks,
     signal: Regex,
+    stream: Option<Stream>,
+    plan: Option<Plan>,
 }
 
 /// The consumers of the input: the text scanner always (its counts and its
@@ -135,10 +182,20 @@ impl Session {
     /// Validates options and prepares the store. Errors here are usage
     /// errors (bad regex); store problems are carried into the envelope.
     pub fn start(args: &EnvelopeArgs, default_label: &str) -> anyhow::Result<Session> {
+        Session::start_stream(args, default_label, None)
+    }
+
+    /// A session for one stream of a wrapped command (`--stderr
+    /// separate`): stderr's label gets `.stderr` appended, its header says
+    /// which stream it is, and `--envelope never` copies it to stderr.
+    pub fn start_stream(args: &EnvelopeArgs, default_label: &str, stream: Option<Stream>) -> anyhow::Result<Session> {
         let signal = signal::matcher(args.signal.as_deref())
             .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
         let raw_label = args.label.as_ref().map(|l| l.to_string_lossy().into_owned());
-        let label = store::sanitize_label(raw_label.as_deref().unwrap_or(default_label), "stdin");
+        let mut label = store::sanitize_label(raw_label.as_deref().unwrap_or(default_label), "stdin");
+        if stream == Some(Stream::Stderr) {
+            label = store::sanitize_label(&format!("{label}.stderr"), "stderr");
+        }
         let store = store::resolve_dir(args.dir.as_deref()).and_then(|d| Store::open(&d)).map_err(|e| e.to_string());
         let mut target = None;
         let store = match store {
@@ -152,7 +209,7 @@ impl Session {
             Err(e) => Err(e),
         };
         if let Some(t) = &target {
-            crate::interrupt::set_temp_path(Some(&t.path));
+            crate::interrupt::set_temp_path(stream.map_or(0, Stream::temp_slot), Some(&t.path));
         }
         let cfg = ScanConfig {
             budget: args.budget,
@@ -161,7 +218,7 @@ impl Session {
             signal: signal.clone(),
         };
         let sinks = Sinks::new(Scanner::new(cfg), args);
-        Ok(Session { args: args.clone(), label, store, target, sinks, signal })
+        Ok(Session { args: args.clone(), label, store, target, sinks, signal, stream, plan: None })
     }
 
     pub fn label(&self) -> &str {
@@ -171,12 +228,63 @@ impl Session {
     /// Reads the input to its end (or to an interruption).
     pub fn ingest(&mut self, reader: Reader) -> Ingest {
         let tee_mode = self.args.envelope == EnvelopeMode::Never;
-        let stdout = io::stdout();
-        let mut lock = stdout.lock();
+        let to_stderr = self.stream == Some(Stream::Stderr);
+        let (stdout, stderr) = (io::stdout(), io::stderr());
+        let mut lock: Box<dyn Write> = if to_stderr { Box::new(stderr.lock()) } else { Box::new(stdout.lock()) };
         let tee: Option<&mut dyn Write> = if tee_mode { Some(&mut lock) } else { None };
-        let mut progress = self.args.progress.then(crate::progress::Meter::stderr).flatten();
+        // One meter: stderr's session would draw over stdout's.
+        let mut progress = (self.args.progress && !to_stderr).then(crate::progress::Meter::stderr).flatten();
         let progress: Option<&mut dyn pipeline::Progress> = progress.as_mut().map(|p| p as &mut dyn pipeline::Progress);
         pipeline::ingest(reader, &mut self.sinks, self.target.take(), tee, progress)
+    }
+
+    /// The finished stream's size, and the budget its envelope needs to
+    /// show all of it (header sized with a generous allowance for the path).
+    pub fn measure(&mut self) -> Measure {
+        self.sinks.scanner.finish();
+        let sc = self.sinks.scanner.result();
+        let whole_envelope = sc.head_is_all.then(|| {
+            let budgets = |budget| Budgets {
+                budget,
+                tail_budget: self.args.tail_budget,
+                head_budget: self.args.head_budget,
+                tail_lines: self.args.tail,
+                spill_limit: self.args.spill_limit,
+            };
+            let dir = self.store.as_ref().map_or(0, |s| s.dir().as_os_str().len());
+            let info = RunInfo {
+                label: self.label.clone(),
+                id: format!("{}-000000000000", self.label),
+                full_output: Some("x".repeat(dir + self.label.len() + 14)),
+                strategy: "text-envelope".into(),
+                command: Some("x".repeat(200)),
+                exit_status: Some(255),
+                duration_ms: Some(u32::MAX as u64),
+                extra: [("stream".to_string(), "stdout".into())].into_iter().collect(),
+                ..RunInfo::default()
+            };
+            // The renderer reserves room for worst-case figures, so the
+            // budget that shows everything is a little more than what is
+            // then printed: step up until the lines are those of an
+            // unbounded budget (only the header's "budget" differs).
+            let body = |text: String| text.splitn(4, '\n').nth(3).unwrap_or_default().to_string();
+            let unbounded = envelope::render(&sc, &budgets(usize::MAX / 2), &info, &self.signal);
+            let mut n = unbounded.chars().count();
+            let want = body(unbounded);
+            for _ in 0..32 {
+                if body(envelope::render(&sc, &budgets(n), &info, &self.signal)) == want {
+                    break;
+                }
+                n += n / 16 + 32;
+            }
+            n
+        });
+        Measure { bytes: sc.bytes, chars: sc.chars, binary: sc.binary, whole_envelope }
+    }
+
+    /// Prints as `plan` says instead of deciding alone (`--stderr separate`).
+    pub fn set_plan(&mut self, plan: Plan) {
+        self.plan = Some(plan);
     }
 
     /// Commits the spill, prints the envelope (or the input itself) and
@@ -189,10 +297,14 @@ impl Session {
             _ => None,
         };
         let tee_mode = self.args.envelope == EnvelopeMode::Never;
-        let passthrough = if self.args.envelope == EnvelopeMode::Auto && interrupted.is_none() {
-            envelope::passthrough(&sc, self.args.budget)
-        } else {
-            None
+        let budget = self.plan.map_or(self.args.budget, |p| p.budget);
+        let passthrough = match self.plan {
+            Some(p) if p.passthrough => Some(sc.head),
+            Some(_) => None,
+            None if self.args.envelope == EnvelopeMode::Auto && interrupted.is_none() => {
+                envelope::passthrough(&sc, budget)
+            }
+            None => None,
         };
         let strategy = if tee_mode {
             "tee"
@@ -239,7 +351,7 @@ impl Session {
                 }
             }
         }
-        crate::interrupt::set_temp_path(None);
+        crate::interrupt::set_temp_path(self.stream.map_or(0, Stream::temp_slot), None);
         if let Some(e) = &spill_error {
             failed = true;
             eprintln!("outbox: the full output could not be kept: {e}");
@@ -255,7 +367,8 @@ impl Session {
             if let Some(e) = &ingest.tee_error {
                 if e.kind() != io::ErrorKind::BrokenPipe {
                     failed = true;
-                    report_stdout_error(e, full_output.as_ref());
+                    let to = if self.stream == Some(Stream::Stderr) { "stderr" } else { "stdout" };
+                    report_output_error(to, e, full_output.as_ref());
                 }
             }
             return Outcome { failed, interrupted, full_output };
@@ -270,7 +383,7 @@ impl Session {
             spill_error: spill_error.as_deref(),
             bytes: sc.bytes,
             chars: sc.chars,
-            budget: self.args.budget,
+            budget,
             samples: self.args.samples,
             detected,
         };
@@ -290,6 +403,9 @@ impl Session {
         };
         if let Some(d) = detected {
             info.extra.insert("detected".into(), d.into());
+        }
+        if let Some(s) = self.stream {
+            info.extra.insert("stream".into(), s.name().into());
         }
         let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
             (Some(_), _, _) => None,
@@ -316,12 +432,14 @@ impl Session {
             (None, None, Some(nd)) => Some(nd.render(&ctx)),
             (None, None, None) => None,
         };
+        let to_stderr = passthrough.is_some() && self.stream == Some(Stream::Stderr);
         let printed = match (passthrough, folded) {
+            (Some(raw), _) if to_stderr => write_stderr(raw),
             (Some(raw), _) => write_stdout(raw),
             (None, Some(text)) => write_stdout(text.as_bytes()),
             (None, None) => {
                 let budgets = Budgets {
-                    budget: self.args.budget,
+                    budget,
                     tail_budget: self.args.tail_budget,
                     head_budget: self.args.head_budget,
                     tail_lines: self.args.tail,
@@ -336,7 +454,7 @@ impl Session {
             // is already safe.
             if e.kind() != io::ErrorKind::BrokenPipe {
                 failed = true;
-                report_stdout_error(&e, full_output.as_ref());
+                report_output_error(if to_stderr { "stderr" } else { "stdout" }, &e, full_output.as_ref());
             }
         }
         Outcome { failed, interrupted, full_output }
@@ -350,10 +468,17 @@ fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     lock.flush()
 }
 
-fn report_stdout_error(e: &io::Error, path: Option<&PathBuf>) {
+fn write_stderr(bytes: &[u8]) -> io::Result<()> {
+    let stderr = io::stderr();
+    let mut lock = stderr.lock();
+    lock.write_all(bytes)?;
+    lock.flush()
+}
+
+fn report_output_error(to: &str, e: &io::Error, path: Option<&PathBuf>) {
     match path {
-        Some(p) => eprintln!("outbox: cannot write to stdout ({e}); the full output is kept at {}", p.display()),
-        None => eprintln!("outbox: cannot write to stdout ({e}); the full output could not be kept either"),
+        Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", p.display()),
+        None => eprintln!("outbox: cannot write to {to} ({e}); the full output could not be kept either"),
     }
 }
 

@@ -100,6 +100,19 @@ impl Reader {
         Reader::new(ManuallyDrop::new(file), true, false)
     }
 
+    /// Reads a descriptor without closing it when done: wrap mode keeps the
+    /// read end open until it has told the reaper thread that the reader is
+    /// gone, so the reaper's `dup2` onto that number never hits a
+    /// descriptor reused by someone else.
+    ///
+    /// # Safety
+    /// `fd` must stay open for as long as the reader exists.
+    pub unsafe fn borrowed(fd: RawFd) -> Reader {
+        // Not owned, so ManuallyDrop never closes it.
+        let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+        Reader::new(file, false, false)
+    }
+
     fn new(file: ManuallyDrop<File>, owned: bool, use_mmap: bool) -> Reader {
         let fd = file.as_raw_fd();
         let kind = match file_kind(fd) {

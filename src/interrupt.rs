@@ -4,14 +4,18 @@
 //! because the handler is installed without SA_RESTART, and the reader stops
 //! within the one-second poll below even when the signal landed on another
 //! thread. What arrived is kept as an incomplete entry. A second signal ends
-//! the process at once, after unlinking the temporary spill file (unlink is
-//! async-signal-safe), so nothing is left behind.
+//! the process at once, after unlinking the temporary spill files (unlink is
+//! async-signal-safe), so nothing is left behind. There is one temporary
+//! file per stream being read: two in wrap mode with `--stderr separate`.
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
-static TEMP_PATH: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// Slots for the temporary files a second signal removes, one per stream.
+pub const TEMP_SLOTS: usize = 2;
+static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] =
+    [AtomicPtr::new(std::ptr::null_mut()), AtomicPtr::new(std::ptr::null_mut())];
 
 /// The first SIGINT/SIGTERM received, if any.
 pub fn received() -> Option<i32> {
@@ -43,13 +47,13 @@ pub fn name(sig: i32) -> String {
 extern "C" fn on_signal(sig: libc::c_int) {
     if SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst).is_err() {
         // Second signal: end now, leaving no temporary file.
-        let p = TEMP_PATH.load(Ordering::SeqCst);
-        unsafe {
+        for slot in &TEMP_PATHS {
+            let p = slot.load(Ordering::SeqCst);
             if !p.is_null() {
-                libc::unlink(p);
+                unsafe { libc::unlink(p) };
             }
-            libc::_exit(128 + sig);
         }
+        unsafe { libc::_exit(128 + sig) };
     }
 }
 
@@ -67,14 +71,15 @@ pub fn install() {
     }
 }
 
-/// Records the temporary file a second signal must remove.
-pub fn set_temp_path(path: Option<&std::path::Path>) {
+/// Records the temporary file a second signal must remove, in `slot`
+/// (below [`TEMP_SLOTS`]: one per stream being read).
+pub fn set_temp_path(slot: usize, path: Option<&std::path::Path>) {
     use std::os::unix::ffi::OsStrExt;
     let new = match path.and_then(|p| CString::new(p.as_os_str().as_bytes()).ok()) {
         Some(c) => c.into_raw(),
         None => std::ptr::null_mut(),
     };
-    let old = TEMP_PATH.swap(new, Ordering::SeqCst);
+    let old = TEMP_PATHS[slot].swap(new, Ordering::SeqCst);
     if !old.is_null() {
         // Safe: only ever set from CString::into_raw above. A handler that
         // loaded `old` just before the swap would _exit, never return here.

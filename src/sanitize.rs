@@ -58,6 +58,13 @@ impl Display {
 }
 
 impl Display {
+    /// The display of input characters `from..` (all of it for 0, nothing
+    /// past the end).
+    pub fn text_from(&self, from: usize) -> &str {
+        let off = self.marks.get(from).map_or(self.text.len(), |m| m.0 as usize);
+        &self.text[off..]
+    }
+
     /// Shows the first character as an escape (`\x2d` for `-`), used on
     /// input lines that imitate the envelope's own marker lines.
     pub fn escape_first(&mut self) {

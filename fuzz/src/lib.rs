@@ -623,22 +623,20 @@ pub fn last_chars(s: &str, n: usize) -> String {
 }
 
 /// The displayed end of a line too long to keep whole, as far as its kept
-/// end (at least `4 x 512` bytes) can tell: the last chars on which the
-/// displays of its last 2 KiB and its last 1 KiB agree. Usually the line's
-/// last 10 displayed chars; fewer, down to none, when those bytes are mostly
-/// escape sequences (which display as nothing), because then the visible end
-/// lies in the part of the line that was not kept.
+/// end (at least `4 x 512` bytes) can tell: the last 10 chars of what the
+/// line's last 1 KiB displays as, parsed from the line's start (so an
+/// escape sequence across that point is seen whole). Fewer, down to none,
+/// when those bytes are mostly escape sequences (which display as nothing),
+/// because then the visible end lies in the part of the line not kept. The
+/// kept end starts at least 1 KiB earlier, more than an escape sequence
+/// (`sanitize::MAX_SEQUENCE` chars) needs to come back in step.
 pub fn displayed_end(line: &[u8]) -> String {
-    let window = |n: usize| {
-        let mut s = line.len().saturating_sub(n);
-        while s < line.len() && (line[s] as i8) < -64 {
-            s += 1;
-        }
-        last_chars(&outbox::sanitize::display(&line[s..]).text, 10)
-    };
-    let (a, b) = (window(2048), window(1024));
-    let common = a.chars().rev().zip(b.chars().rev()).take_while(|(x, y)| x == y).count();
-    last_chars(&a, common)
+    let mut s = line.len().saturating_sub(1024);
+    while s < line.len() && (line[s] as i8) < -64 {
+        s += 1;
+    }
+    let from = String::from_utf8_lossy(&line[..s]).chars().count();
+    last_chars(outbox::sanitize::display(line).text_from(from), 10)
 }
 
 /// Whether a displayed line would be taken for one of the envelope's own

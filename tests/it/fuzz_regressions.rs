@@ -407,4 +407,18 @@ fn a_long_line_ending_in_escape_sequences_shows_its_kept_ends() {
     };
     assert!(cut >= (line_chars - kept) as u64 && cut < line_chars as u64, "{cut} of {line_chars}");
     assert!(out.chars().count() <= 14_000);
+
+    // The same with C1 CSI sequences (U+009B, two bytes in UTF-8), which
+    // the next run of the target found against the first version of
+    // `displayed_end`: it parsed its window from the window's start, inside
+    // a sequence, and expected the sequence's tail `31m` as visible text.
+    let mut data = b"first\n".to_vec();
+    data.extend(b"\xc2\x9b31m".repeat(208_896));
+    let sc = scan(&[&data], None);
+    let out = render(&sc, None);
+    let newest = out.lines().last().unwrap();
+    assert!(newest.contains(" chars cut…]"), "{newest:?}");
+    assert!(!newest.contains('\u{9b}'), "{newest:?}");
+    let whole = outbox::sanitize::display(&data[6..]);
+    assert_eq!(whole.text, "", "every sequence is removed from the whole line");
 }

@@ -166,13 +166,153 @@ fn outbox_failure_is_125_unless_the_command_failed() {
     assert_eq!(failed.status.code(), Some(2), "the command's status wins");
 }
 
+/// The metadata of every entry, by label.
+fn metas_by_label(store: &Store) -> std::collections::BTreeMap<String, serde_json::Value> {
+    store
+        .entries()
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".meta"))
+        .map(|p| serde_json::from_slice::<serde_json::Value>(&std::fs::read(p).unwrap()).unwrap())
+        .map(|m| (m["label"].as_str().unwrap().to_string(), m))
+        .collect()
+}
+
+/// The envelopes printed with `--stderr separate`: (header, whole text).
+fn envelopes(stdout: &[u8]) -> Vec<(serde_json::Value, String)> {
+    let s = String::from_utf8_lossy(stdout).into_owned();
+    s.split("<<<OUTBOX-HEADER\n")
+        .skip(1)
+        .map(|part| {
+            let text = format!("<<<OUTBOX-HEADER\n{part}");
+            (header(text.as_bytes()), text)
+        })
+        .collect()
+}
+
 #[test]
-fn separate_stderr_is_a_clear_error() {
+fn separate_small_streams_pass_through_to_their_own_descriptors() {
     let store = private_store();
-    let out = wrap(&store, &["--stderr", "separate", "--", "echo", "hi"]);
+    let out = wrap(&store, &["--stderr", "separate", "--", "sh", "-c", "echo out1; echo err1 >&2; echo out2; exit 4"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.stdout, b"out1\nout2\n");
+    assert_eq!(out.stderr, b"err1\n");
+    let metas = metas_by_label(&store);
+    assert_eq!(metas.keys().collect::<Vec<_>>(), ["sh", "sh.stderr"]);
+    assert_eq!(metas["sh"]["strategy"], "passthrough");
+    assert_eq!(metas["sh.stderr"]["bytes"], 5);
+    assert_eq!(metas["sh.stderr"]["exit_status"], 4);
+}
+
+#[test]
+fn separate_large_streams_get_one_envelope_each_within_the_budget() {
+    let store = private_store();
+    // stdout is large and quiet, stderr small with every line a signal:
+    // stderr is shown whole, stdout gets the rest of the budget.
+    let script = "seq 1 100000; seq 1 50 | sed 's/^/error: case /' >&2; exit 3";
+    let out = wrap(&store, &["--stderr", "separate", "--budget", "8000", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(text.chars().count() <= 8000, "{} chars", text.chars().count());
+    let env = envelopes(&out.stdout);
+    assert_eq!(env.len(), 2, "{text}");
+    let (ho, to) = &env[0];
+    let (he, te) = &env[1];
+    assert_eq!(ho["stream"], "stdout");
+    assert_eq!(he["stream"], "stderr");
+    assert_eq!(ho["lines"], 100000);
+    assert_eq!(he["lines"], 50);
+    assert_eq!(ho["exit_status"], 3);
+    assert_eq!(he["exit_status"], 3);
+    assert_eq!(ho["budget"].as_u64().unwrap() + he["budget"].as_u64().unwrap(), 8000);
+    // The order between the streams is gone, but each keeps its own.
+    let body = |text: &str| text.splitn(4, '\n').nth(3).unwrap().to_string();
+    assert!(to.ends_with("\n100000\n") && !body(to).contains("error: case"), "{to}");
+    for i in 1..=50 {
+        assert!(te.contains(&format!("error: case {i}\n")), "stderr line {i} missing:\n{te}");
+    }
+    assert_eq!(he["signal_hits"], 50);
+    // Each stream is stored on its own, byte for byte.
+    let metas = metas_by_label(&store);
+    let stored = |label: &str| std::fs::read(metas[label]["id"].as_str().map(|id| store.path().join(id)).unwrap());
+    let want_out: String = (1..=100000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(stored("sh").unwrap(), want_out.as_bytes());
+    let want_err: String = (1..=50).map(|i| format!("error: case {i}\n")).collect();
+    assert_eq!(stored("sh.stderr").unwrap(), want_err.as_bytes());
+    assert_eq!(ho["full_output"].as_str().unwrap(), store.path().join(ho["id"].as_str().unwrap()).to_str().unwrap());
+}
+
+#[test]
+fn separate_two_large_streams_share_the_budget_evenly() {
+    let store = private_store();
+    let script = "seq 1 50000; seq 1 50000 | sed 's/^/warn /' >&2";
+    let out = wrap(&store, &["--stderr", "separate", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let env = envelopes(&out.stdout);
+    assert_eq!(env.len(), 2);
+    assert_eq!(env[0].0["budget"], 7000);
+    assert_eq!(env[1].0["budget"], 7000);
+    assert!(env[0].1.ends_with("\n50000\n"), "stdout's verdict is at its end");
+    assert!(env[1].1.ends_with("\nwarn 50000\n"), "and stderr's at its end");
+}
+
+#[test]
+fn separate_needs_room_for_two_envelopes() {
+    let store = private_store();
+    let out = wrap(&store, &["--stderr", "separate", "--budget", "1999", "--", "echo", "hi"]);
     assert_eq!(out.status.code(), Some(125));
-    assert!(stderr(&out).contains("--stderr separate is not supported"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--budget 2000"), "{}", stderr(&out));
     assert!(out.stdout.is_empty(), "the command was not run");
+}
+
+#[test]
+fn separate_with_envelope_never_copies_each_stream_to_its_own_descriptor() {
+    let store = private_store();
+    let script = "seq 1 30000; seq 1 20000 >&2; exit 1";
+    let out = wrap(&store, &["--stderr", "separate", "--envelope", "never", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(1));
+    let want = |n: usize| (1..=n).map(|i| format!("{i}\n")).collect::<String>().into_bytes();
+    assert_eq!(out.stdout, want(30000));
+    assert_eq!(out.stderr, want(20000));
+    assert_eq!(metas_by_label(&store).len(), 2);
+}
+
+#[test]
+fn separate_background_process_holding_stderr_does_not_hold_outbox() {
+    let store = private_store();
+    let t = Instant::now();
+    let out = wrap(&store, &["--stderr", "separate", "--", "sh", "-c", "sleep 30 >/dev/null & echo $!"]);
+    let took = t.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Ok(pid) = text.trim().parse::<i32>() {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text.trim().parse::<i32>().is_ok(), "output passes through: {text:?}");
+}
+
+#[test]
+fn separate_sigint_prints_both_envelopes_and_keeps_both_entries() {
+    let store = private_store();
+    let script = "trap 'exit 7' INT; seq 1 20000; seq 1 30000 >&2; while :; do sleep 0.1; done";
+    let t = Instant::now();
+    let mut child = spawn(outbox(&store, &["--stderr", "separate", "--", "sh", "-c", script]));
+    std::thread::sleep(Duration::from_millis(700));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = wait_with_deadline(&mut child, Duration::from_secs(10));
+    assert!(t.elapsed() < Duration::from_secs(6), "took {:?}", t.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let env = envelopes(&out.stdout);
+    assert_eq!(env.len(), 2, "{}", String::from_utf8_lossy(&out.stdout));
+    for (h, _) in &env {
+        assert_eq!(h["interrupted"], "SIGINT");
+    }
+    let metas = metas_by_label(&store);
+    assert_eq!(metas.len(), 2);
+    assert!(metas.values().all(|m| m["complete"] == false), "{metas:?}");
+    let temps =
+        store.entries().iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".tmp-")).count();
+    assert_eq!(temps, 0, "no temporary files left");
 }
 
 #[test]
