@@ -382,6 +382,41 @@ fn sigterm_to_a_command_that_ignores_it_escalates_to_sigkill() {
     assert_eq!(h["killed_by_signal"], "SIGKILL");
 }
 
+/// The first SIGINT is forwarded to a command that ignores it, so outbox
+/// waits out the grace period with its spill still a temporary file; the
+/// second ends outbox at once (128+N), removing the temporary files (one
+/// per stream with `--stderr separate`) and keeping no entry.
+#[test]
+fn a_second_signal_ends_at_once_and_leaves_no_temporary_file() {
+    for mode in ["merged", "separate"] {
+        let store = private_store();
+        let script = "trap '' INT; seq 1 20000; seq 1 20000 >&2; echo ready >&2; while :; do sleep 0.1; done";
+        let mut child = spawn(outbox(&store, &["--stderr", mode, "--", "sh", "-c", script]));
+        let temps =
+            || store.entries().iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".tmp-")).count();
+        let want = if mode == "separate" { 2 } else { 1 };
+        let t = Instant::now();
+        while temps() < want {
+            assert!(t.elapsed() < Duration::from_secs(5), "{mode}: no temporary spill file appeared");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        // outbox now waits up to SIGNAL_GRACE (5 s) for the command.
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(child.try_wait().unwrap().is_none(), "{mode}: outbox waits for the command after one signal");
+        let second = Instant::now();
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let out = wait_with_deadline(&mut child, Duration::from_secs(10));
+        assert!(second.elapsed() < Duration::from_secs(2), "{mode}: took {:?}", second.elapsed());
+        assert_eq!(out.status.code(), Some(130), "{mode}: {}", stderr(&out));
+        assert_eq!(temps(), 0, "{mode}: temporary files left: {:?}", store.entries());
+        assert!(metas_by_label(&store).is_empty(), "{mode}: no entry is kept");
+        // The command ignored SIGINT and outlives outbox, until the
+        // SIGTERM that PR_SET_PDEATHSIG asked for on outbox's death.
+    }
+}
+
 /// Collects a child's output, killing it if it outlives `limit`.
 fn wait_with_deadline(child: &mut Child, limit: Duration) -> Output {
     let t = Instant::now();
