@@ -143,15 +143,7 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunInfo) -> usize {
 /// `info` with its free-text fields cut to `cap` chars (the path of the
 /// full output is never cut: it must stay usable).
 fn compact(info: &RunInfo, cap: usize) -> RunInfo {
-    let cut = |s: &str| -> String {
-        if s.chars().count() <= cap {
-            s.to_string()
-        } else {
-            let mut t: String = s.chars().take(cap.saturating_sub(1)).collect();
-            t.push('…');
-            t
-        }
-    };
+    let cut = |s: &str| shorten_text(s, cap);
     let mut out = info.clone();
     out.spill_error = info.spill_error.as_deref().map(cut);
     out.command = info.command.as_deref().map(cut);
@@ -160,6 +152,16 @@ fn compact(info: &RunInfo, cap: usize) -> RunInfo {
         shorten_strings(v, &cut);
     }
     out
+}
+
+/// `s` cut to at most `max` chars, the last of them `…` when cut.
+pub fn shorten_text(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
 }
 
 fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {

@@ -393,7 +393,7 @@ impl Session {
             full_output: full_output_text.clone(),
             spill_error: spill_error.clone(),
             strategy: "text-envelope".into(),
-            command: command.as_ref().map(|c| truncate(&c.command, 200)),
+            command: command.as_ref().map(|c| envelope::shorten_text(&c.command, 200)),
             exit_status: command.as_ref().and_then(|c| c.exit_status),
             killed_by_signal: command.as_ref().and_then(|c| c.killed_by_signal).map(crate::interrupt::name),
             duration_ms: command.as_ref().and_then(|c| c.duration_ms),
@@ -480,15 +480,6 @@ fn report_output_error(to: &str, e: &io::Error, path: Option<&PathBuf>) {
         Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", p.display()),
         None => eprintln!("outbox: cannot write to {to} ({e}); the full output could not be kept either"),
     }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
 }
 
 /// `CMD | outbox`: envelope standard input.

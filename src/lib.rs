@@ -31,6 +31,8 @@ pub mod line;
 pub mod ndjson;
 pub mod pipeline;
 pub mod progress;
+#[doc(hidden)]
+pub mod reference;
 pub mod sanitize;
 pub mod scan;
 pub mod sections;

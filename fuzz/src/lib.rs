@@ -479,50 +479,7 @@ impl FuzzBudgets {
     }
 }
 
-/// The naive reference: read everything, split into lines.
-pub struct Model {
-    pub chars: u64,
-    pub bytes: u64,
-    pub lines: Vec<Vec<u8>>,
-    /// Per line: whether the signal matches it alone.
-    pub matched: Vec<bool>,
-    pub hits: u64,
-    pub unterminated: bool,
-    pub binary: bool,
-}
-
-pub fn model(data: &[u8], re: &Regex) -> Model {
-    let mut lines: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
-    if data.ends_with(b"\n") || data.is_empty() {
-        lines.pop();
-    }
-    for l in &mut lines {
-        if l.ends_with(b"\r") {
-            l.pop();
-        }
-    }
-    // A final unterminated line keeps a trailing \r: it is not a CRLF.
-    if !data.ends_with(b"\n") && data.ends_with(b"\r") {
-        if let Some(l) = lines.last_mut() {
-            l.push(b'\r');
-        }
-    }
-    let matched: Vec<bool> = lines.iter().map(|l| re.is_match(l)).collect();
-    let hits = matched.iter().filter(|&&m| m).count() as u64;
-    Model {
-        chars: lossy_chars(data),
-        bytes: data.len() as u64,
-        lines,
-        matched,
-        hits,
-        unterminated: !data.is_empty() && !data.ends_with(b"\n"),
-        binary: data.contains(&0),
-    }
-}
-
-pub fn lossy_chars(b: &[u8]) -> u64 {
-    String::from_utf8_lossy(b).chars().count() as u64
-}
+pub use outbox::reference::{lossy_chars, model, Model};
 
 /// Block boundaries: the running sums of `sizes` (each at least 1), the
 /// forced `cuts`, and the end of the input; sorted, deduplicated.

@@ -24,23 +24,10 @@ fn scan(blocks: &[&[u8]], signal: Option<&str>) -> Scanner {
     sc
 }
 
-/// Lines of `data` (CR of CRLF removed) that the signal matches alone:
-/// the contract's `signal_hits`.
+/// Lines of `data` that the signal matches alone: the contract's
+/// `signal_hits`.
 fn naive_hits(data: &[u8], signal: Option<&str>) -> u64 {
-    let re = signal::matcher(signal).unwrap();
-    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-    if data.ends_with(b"\n") || data.is_empty() {
-        lines.pop();
-    }
-    let n = lines.len();
-    lines
-        .iter()
-        .enumerate()
-        .filter(|(i, l)| {
-            let l = if *i + 1 < n || data.ends_with(b"\n") { l.strip_suffix(b"\r").unwrap_or(l) } else { l };
-            re.is_match(l)
-        })
-        .count() as u64
+    outbox::reference::model(data, &signal::matcher(signal).unwrap()).hits
 }
 
 fn hits(sc: &Scanner) -> u64 {

@@ -4,38 +4,11 @@
 //! count; the first and last lines are present.
 
 use outbox::envelope::{self, Budgets, RunInfo};
+use outbox::reference::model;
 use outbox::sanitize::display;
 use outbox::scan::{ScanConfig, Scanner};
 use outbox::signal;
 use proptest::prelude::*;
-
-/// The naive reference: read everything, split into lines.
-pub struct Model {
-    pub chars: u64,
-    pub bytes: u64,
-    pub lines: Vec<Vec<u8>>,
-    pub hits: u64,
-}
-
-pub fn model(data: &[u8], re: &regex::bytes::Regex) -> Model {
-    let mut lines: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
-    if data.ends_with(b"\n") || data.is_empty() {
-        lines.pop();
-    }
-    for l in &mut lines {
-        if l.ends_with(b"\r") {
-            l.pop();
-        }
-    }
-    // A final unterminated line keeps a trailing \r: it is not a CRLF.
-    if !data.ends_with(b"\n") && data.ends_with(b"\r") {
-        if let Some(l) = lines.last_mut() {
-            l.push(b'\r');
-        }
-    }
-    let hits = lines.iter().filter(|l| re.is_match(l)).count() as u64;
-    Model { chars: String::from_utf8_lossy(data).chars().count() as u64, bytes: data.len() as u64, lines, hits }
-}
 
 pub fn render(data: &[u8], splits: &[usize], b: &Budgets, user_signal: Option<&str>) -> String {
     let re = signal::matcher(user_signal).unwrap();

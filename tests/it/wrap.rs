@@ -177,6 +177,11 @@ fn metas_by_label(store: &Store) -> std::collections::BTreeMap<String, serde_jso
         .collect()
 }
 
+/// Temporary spill files in the store.
+fn temp_files(store: &Store) -> usize {
+    store.entries().iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".tmp-")).count()
+}
+
 /// The envelopes printed with `--stderr separate`: (header, whole text).
 fn envelopes(stdout: &[u8]) -> Vec<(serde_json::Value, String)> {
     let s = String::from_utf8_lossy(stdout).into_owned();
@@ -277,21 +282,6 @@ fn separate_with_envelope_never_copies_each_stream_to_its_own_descriptor() {
 }
 
 #[test]
-fn separate_background_process_holding_stderr_does_not_hold_outbox() {
-    let store = private_store();
-    let t = Instant::now();
-    let out = wrap(&store, &["--stderr", "separate", "--", "sh", "-c", "sleep 30 >/dev/null & echo $!"]);
-    let took = t.elapsed();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if let Ok(pid) = text.trim().parse::<i32>() {
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    assert!(took < Duration::from_secs(5), "took {took:?}");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(text.trim().parse::<i32>().is_ok(), "output passes through: {text:?}");
-}
-
-#[test]
 fn separate_sigint_prints_both_envelopes_and_keeps_both_entries() {
     let store = private_store();
     let script = "trap 'exit 7' INT; seq 1 20000; seq 1 30000 >&2; while :; do sleep 0.1; done";
@@ -310,25 +300,26 @@ fn separate_sigint_prints_both_envelopes_and_keeps_both_entries() {
     let metas = metas_by_label(&store);
     assert_eq!(metas.len(), 2);
     assert!(metas.values().all(|m| m["complete"] == false), "{metas:?}");
-    let temps =
-        store.entries().iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".tmp-")).count();
-    assert_eq!(temps, 0, "no temporary files left");
+    assert_eq!(temp_files(&store), 0, "no temporary files left");
 }
 
 #[test]
 fn a_background_process_holding_the_pipe_does_not_hold_outbox() {
-    let store = private_store();
-    let t = Instant::now();
-    let out = wrap(&store, &["--", "sh", "-c", "sleep 30 & echo $!"]);
-    let took = t.elapsed();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if let Ok(pid) = text.trim().parse::<i32>() {
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+    // Merged: it holds the one pipe. Separate: it holds only stderr's.
+    for (mode, script) in [("merged", "sleep 30 & echo $!"), ("separate", "sleep 30 >/dev/null & echo $!")] {
+        let store = private_store();
+        let t = Instant::now();
+        let out = wrap(&store, &["--stderr", mode, "--", "sh", "-c", script]);
+        let took = t.elapsed();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if let Ok(pid) = text.trim().parse::<i32>() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        assert!(took < Duration::from_secs(5), "{mode}: took {took:?}");
+        assert_eq!(out.status.code(), Some(0), "{mode}");
+        assert!(text.trim().parse::<i32>().is_ok(), "{mode}: output passes through: {text:?}");
+        assert!(stderr(&out).contains("background process"), "{mode}: {}", stderr(&out));
     }
-    assert!(took < Duration::from_secs(5), "took {took:?}");
-    assert_eq!(out.status.code(), Some(0));
-    assert!(text.trim().parse::<i32>().is_ok(), "output passes through: {text:?}");
-    assert!(stderr(&out).contains("background process"), "{}", stderr(&out));
 }
 
 #[test]
@@ -392,8 +383,7 @@ fn a_second_signal_ends_at_once_and_leaves_no_temporary_file() {
         let store = private_store();
         let script = "trap '' INT; seq 1 20000; seq 1 20000 >&2; echo ready >&2; while :; do sleep 0.1; done";
         let mut child = spawn(outbox(&store, &["--stderr", mode, "--", "sh", "-c", script]));
-        let temps =
-            || store.entries().iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".tmp-")).count();
+        let temps = || temp_files(&store);
         let want = if mode == "separate" { 2 } else { 1 };
         let t = Instant::now();
         while temps() < want {

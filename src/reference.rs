@@ -1,0 +1,69 @@
+//! The naive reference model of the text contract, for the property tests,
+//! the integration tests and the fuzz targets: read everything into memory,
+//! split it into lines, test each line alone. Slow and obviously right on
+//! purpose; the scanner must agree with it for any split of the input.
+//! Not used by the tool itself.
+
+use regex::bytes::Regex;
+
+/// What the contract says the header counts and the tail holds.
+#[derive(Debug, Clone)]
+pub struct Model {
+    pub chars: u64,
+    pub bytes: u64,
+    /// Lines without their terminator (`\n`, or `\r\n`).
+    pub lines: Vec<Vec<u8>>,
+    /// Per line: whether the signal matches it alone.
+    pub matched: Vec<bool>,
+    pub hits: u64,
+    pub unterminated: bool,
+    pub binary: bool,
+}
+
+pub fn model(data: &[u8], re: &Regex) -> Model {
+    let mut lines: Vec<Vec<u8>> = data.split(|&b| b == b'\n').map(|l| l.to_vec()).collect();
+    if data.ends_with(b"\n") || data.is_empty() {
+        lines.pop();
+    }
+    for l in &mut lines {
+        if l.ends_with(b"\r") {
+            l.pop();
+        }
+    }
+    // A final unterminated line keeps a trailing \r: it is not a CRLF.
+    if !data.ends_with(b"\n") && data.ends_with(b"\r") {
+        if let Some(l) = lines.last_mut() {
+            l.push(b'\r');
+        }
+    }
+    let matched: Vec<bool> = lines.iter().map(|l| re.is_match(l)).collect();
+    let hits = matched.iter().filter(|&&m| m).count() as u64;
+    Model {
+        chars: lossy_chars(data),
+        bytes: data.len() as u64,
+        lines,
+        matched,
+        hits,
+        unterminated: !data.is_empty() && !data.ends_with(b"\n"),
+        binary: data.contains(&0),
+    }
+}
+
+/// Characters as `String::from_utf8_lossy` counts them.
+pub fn lossy_chars(b: &[u8]) -> u64 {
+    String::from_utf8_lossy(b).chars().count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_belongs_to_the_terminator_but_a_final_cr_to_the_line() {
+        let re = Regex::new("x").unwrap();
+        let m = model(b"ax\r\nb\n\xffc\r", &re);
+        assert_eq!(m.lines, vec![b"ax".to_vec(), b"b".to_vec(), b"\xffc\r".to_vec()]);
+        assert_eq!((m.hits, m.chars, m.bytes, m.unterminated, m.binary), (1, 9, 9, true, false));
+        assert!(model(b"", &re).lines.is_empty());
+    }
+}
