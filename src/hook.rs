@@ -7,9 +7,20 @@
 //! for the Bash tool `tool_input` holds `command`, and may hold
 //! `description`, `timeout`, `run_in_background`). To rewrite, it prints
 //! `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput":
-//! {...}}}` and exits 0. `updatedInput` replaces the whole input, so every
-//! other field is copied unchanged. Printing nothing and exiting 0 means "no
-//! opinion": the command runs as it was.
+//! {...}, "permissionDecision": "ask"}}` and exits 0. `updatedInput`
+//! replaces the whole input, so every other field is copied unchanged.
+//! Printing nothing and exiting 0 means "no opinion": the command runs as
+//! it was.
+//!
+//! The reference pairs `updatedInput` with a permission decision (`allow`
+//! to approve the rewritten call, `ask` to show it to the user), and a
+//! rewrite sent without one is reported not to be applied (the open request
+//! anthropics/claude-code#32060 asks for exactly that). So a decision is
+//! always sent, `ask` by default: `allow` would run commands such as
+//! `cargo test` without the prompt the user's rules would have shown, and
+//! Claude Code checks its rules against the rewritten command
+//! (anthropics/claude-code#65393), so a rule written for the original no
+//! longer matches. Not tried against a running Claude Code here.
 //!
 //! Invariants:
 //! - A rewrite never changes what runs, only how its output is returned:
@@ -24,8 +35,7 @@
 //!   list and subcommand rule, shell.rs); commands already run by outbox,
 //!   background commands, and `OUTBOX_WRAP=0 CMD` are left alone.
 //! - No permission is granted unless asked for with `--permission allow`:
-//!   by default Claude Code applies the user's permission rules to the
-//!   rewritten command.
+//!   by default the user confirms the rewritten command.
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
@@ -49,10 +59,13 @@ alone: pipelines, lists (; && ||), redirections (a trailing 2>&1 is dropped),
 substitutions, background commands, interactive invocations, commands already
 run by outbox, and `OUTBOX_WRAP=0 CMD ...`.
 
-Permissions: Claude Code checks its permission rules against the rewritten
-command, so an allow rule such as Bash(grep:*) no longer matches it. Add rules
-for the rewritten form, or pass --permission allow to skip the prompt for
-rewritten commands (deny and ask rules still apply).";
+Permissions: Claude Code applies a rewrite together with a permission
+decision, so one is always sent: ask (the default) shows the rewritten command
+for confirmation; allow runs it without a prompt. Claude Code checks its
+permission rules against the rewritten command, so rules written for the
+original (allow Bash(grep:*), deny Bash(git log:*)) no longer match it: with
+--permission allow a deny rule on a wrapped command stops blocking it. none
+sends no decision, for Claude Code versions that apply a rewrite without one.";
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = HOOK_AFTER_HELP)]
@@ -65,10 +78,10 @@ pub struct HookArgs {
     #[arg(long, value_name = "LIST", default_value = "default")]
     pub commands: String,
 
-    /// Permission decision sent with a rewrite. none: Claude Code's own rules
-    /// decide; allow: skip the prompt (deny and ask rules still apply); ask:
-    /// always prompt.
-    #[arg(long, value_enum, value_name = "DECISION", default_value_t = Permission::None)]
+    /// Permission decision sent with a rewrite. ask: the user confirms the
+    /// rewritten command; allow: no prompt (see Permissions below); none: no
+    /// decision (Claude Code may then ignore the rewrite).
+    #[arg(long, value_enum, value_name = "DECISION", default_value_t = Permission::Ask)]
     pub permission: Permission,
 }
 
@@ -364,6 +377,8 @@ mod tests {
         assert_eq!(spec["updatedInput"]["description"], "Show history");
         assert_eq!(spec["updatedInput"]["timeout"], 60000);
         assert!(spec.get("permissionDecision").is_none());
+        let out = decide(&p, &cmds, EXE, Permission::Ask).unwrap();
+        assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "ask");
         let out = decide(&p, &cmds, EXE, Permission::Allow).unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
 

@@ -54,7 +54,8 @@ fn rewrites_a_growing_command() {
     // updatedInput replaces the whole input: the other fields come along.
     assert_eq!(spec["updatedInput"]["description"], "Search the sources");
     assert_eq!(spec["updatedInput"]["timeout"], 120000);
-    assert!(spec.get("permissionDecision").is_none(), "no permission granted by default");
+    // A rewrite goes with a decision; by default the user confirms it.
+    assert_eq!(spec["permissionDecision"], "ask", "no permission granted by default");
 }
 
 #[test]
@@ -64,6 +65,10 @@ fn permission_only_when_asked() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
     assert!(v["hookSpecificOutput"]["permissionDecisionReason"].is_string());
+    let out = hook(&store, &["--permission", "none"], &bash_payload("git log --stat").to_string());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
+    assert!(v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().ends_with(" -- git log --stat"));
 }
 
 #[test]
