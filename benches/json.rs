@@ -64,6 +64,8 @@ fn ctx(bytes: usize) -> FoldContext<'static> {
         budget: 14_000,
         samples: 8,
         detected: None,
+        command: None,
+        stream: None,
     }
 }
 

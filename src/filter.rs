@@ -91,8 +91,10 @@ pub struct Measure {
     pub bytes: u64,
     pub chars: u64,
     pub binary: bool,
-    /// Chars its envelope takes when it shows every line whole; None when
-    /// the stream is too long to be kept whole.
+    /// The scanner holds all of it (so it can pass through).
+    pub kept_whole: bool,
+    /// The budget its text envelope needs to show every line whole; None
+    /// when the stream is not kept whole or is folded as JSON.
     pub whole_envelope: Option<usize>,
 }
 
@@ -187,15 +189,19 @@ impl Session {
 
     /// A session for one stream of a wrapped command (`--stderr
     /// separate`): stderr's label gets `.stderr` appended, its header says
-    /// which stream it is, and `--envelope never` copies it to stderr.
+    /// which stream it is, it is always text (`--format` is for stdout's
+    /// payload), and `--envelope never` copies it to stderr.
     pub fn start_stream(args: &EnvelopeArgs, default_label: &str, stream: Option<Stream>) -> anyhow::Result<Session> {
         let signal = signal::matcher(args.signal.as_deref())
             .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
         let raw_label = args.label.as_ref().map(|l| l.to_string_lossy().into_owned());
         let mut label = store::sanitize_label(raw_label.as_deref().unwrap_or(default_label), "stdin");
+        let mut args = args.clone();
         if stream == Some(Stream::Stderr) {
             label = store::sanitize_label(&format!("{label}.stderr"), "stderr");
+            args.format = Format::Text;
         }
+        let args = &args;
         let store = store::resolve_dir(args.dir.as_deref()).and_then(|d| Store::open(&d)).map_err(|e| e.to_string());
         let mut target = None;
         let store = match store {
@@ -243,7 +249,8 @@ impl Session {
     pub fn measure(&mut self) -> Measure {
         self.sinks.scanner.finish();
         let sc = self.sinks.scanner.result();
-        let whole_envelope = sc.head_is_all.then(|| {
+        let text = self.sinks.planned_strategy() == "text-envelope";
+        let whole_envelope = (sc.head_is_all && text).then(|| {
             let budgets = |budget| Budgets {
                 budget,
                 tail_budget: self.args.tail_budget,
@@ -279,7 +286,7 @@ impl Session {
             }
             n
         });
-        Measure { bytes: sc.bytes, chars: sc.chars, binary: sc.binary, whole_envelope }
+        Measure { bytes: sc.bytes, chars: sc.chars, binary: sc.binary, kept_whole: sc.head_is_all, whole_envelope }
     }
 
     /// Prints as `plan` says instead of deciding alone (`--stderr separate`).
@@ -386,6 +393,8 @@ impl Session {
             budget,
             samples: self.args.samples,
             detected,
+            command: command.as_ref(),
+            stream: self.stream.map(Stream::name),
         };
         let mut info = RunInfo {
             label: self.label.clone(),
@@ -419,7 +428,13 @@ impl Session {
                     why.insert("line".into(), fallback.line.into());
                     why.insert("column".into(), fallback.column.into());
                     info.extra.insert("json_error".into(), why.into());
-                    info.notes.push(format!("not folded as JSON: {fallback}; the text envelope follows"));
+                    // In wrap mode stderr shares the stream unless kept apart.
+                    let hint = if command.is_some() && self.stream.is_none() {
+                        " (the command's stderr is in the same stream; --stderr separate keeps it out)"
+                    } else {
+                        ""
+                    };
+                    info.notes.push(format!("not folded as JSON: {fallback}{hint}; the text envelope follows"));
                     if let Some((store, mut meta)) = committed.take() {
                         meta.strategy = "text-envelope".into();
                         if let Err(e) = store.write_meta(&meta) {

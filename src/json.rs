@@ -65,6 +65,10 @@ pub struct FoldContext<'a> {
     pub samples: usize,
     /// `Some("json")` etc. in `--format auto`.
     pub detected: Option<&'a str>,
+    /// Wrap mode: the command and how it ended.
+    pub command: Option<&'a crate::filter::CommandInfo>,
+    /// Wrap mode with `--stderr separate`: which stream this is.
+    pub stream: Option<&'a str>,
 }
 
 /// Why a document was not folded; the caller prints the text envelope and
@@ -661,6 +665,8 @@ pub(crate) fn test_context(budget: usize) -> FoldContext<'static> {
         budget,
         samples: 8,
         detected: None,
+        command: None,
+        stream: None,
     }
 }
 

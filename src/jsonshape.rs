@@ -174,6 +174,20 @@ pub(crate) fn shorten_text(s: &str, max: usize) -> String {
     format!("{head}{}{tail}", cut_marker(n - keep))
 }
 
+/// `s` cut in the middle until its JSON string literal (quotes and escapes
+/// included) is at most `max` chars: a command line full of control
+/// characters escapes to six chars each.
+pub(crate) fn shorten_escaped(s: &str, max: usize) -> String {
+    let mut cap = max;
+    loop {
+        let t = shorten_text(s, cap);
+        if cap <= 24 || str_chars(&json_string(&t)) <= max {
+            return t;
+        }
+        cap /= 2;
+    }
+}
+
 fn cut_marker(cut: usize) -> String {
     format!("…[{cut} chars cut]…")
 }
@@ -1579,6 +1593,19 @@ pub(crate) fn common_fields(ctx: &crate::json::FoldContext<'_>, strategy: &str) 
         }
     }
     f.push(Field::new("budget", J::int(ctx.budget as u64), E));
+    if let Some(c) = ctx.command {
+        f.push(Field::new("command", J::str(shorten_escaped(&c.command, 200)), E));
+        f.push(Field::new("exit_status", c.exit_status.map_or(J::Null, J::int), E));
+        if let Some(sig) = c.killed_by_signal {
+            f.push(Field::new("killed_by_signal", J::str(crate::interrupt::name(sig)), E));
+        }
+        if let Some(ms) = c.duration_ms {
+            f.push(Field::new("duration_ms", J::int(ms), E));
+        }
+    }
+    if let Some(s) = ctx.stream {
+        f.push(Field::new("stream", J::str(s), E));
+    }
     f
 }
 

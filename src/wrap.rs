@@ -51,7 +51,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::cli::{EnvelopeArgs, EnvelopeMode, Format, StderrMode};
+use crate::cli::{EnvelopeArgs, EnvelopeMode, StderrMode};
 use crate::filter::{CommandInfo, Measure, Plan, Session, Stream};
 use crate::input::{Reader, Stop};
 use crate::interrupt;
@@ -275,8 +275,8 @@ fn plan(args: &EnvelopeArgs, out: Measure, err: Measure, interrupted: bool) -> [
     let small = out.bytes + err.bytes > 0
         && !out.binary
         && !err.binary
-        && out.whole_envelope.is_some()
-        && err.whole_envelope.is_some()
+        && out.kept_whole
+        && err.kept_whole
         && out.chars + err.chars <= budget as u64;
     if args.envelope == EnvelopeMode::Auto && !interrupted && small {
         return [Plan { passthrough: true, budget }; 2];
@@ -296,9 +296,6 @@ fn plan(args: &EnvelopeArgs, out: Measure, err: Measure, interrupted: bool) -> [
 fn preflight(args: &EnvelopeArgs) -> anyhow::Result<()> {
     crate::signal::matcher(args.signal.as_deref())
         .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
-    if args.format != Format::Text {
-        anyhow::bail!("--format {:?} is not available in wrap mode yet; use --format text", args.format);
-    }
     if args.stderr == StderrMode::Separate && args.budget < SEPARATE_MIN_BUDGET {
         anyhow::bail!(
             "--stderr separate prints two envelopes, which need --budget {SEPARATE_MIN_BUDGET} or more (got {})",
@@ -578,7 +575,7 @@ mod tests {
     }
 
     fn m(chars: u64, whole_envelope: Option<usize>) -> Measure {
-        Measure { bytes: chars, chars, binary: false, whole_envelope }
+        Measure { bytes: chars, chars, binary: false, kept_whole: whole_envelope.is_some(), whole_envelope }
     }
 
     #[test]

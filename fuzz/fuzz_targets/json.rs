@@ -8,7 +8,9 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use outbox::json::{FoldContext, JsonCollector};
 use outbox::pipeline::BlockSink;
-use outbox_fuzz::{boundaries, check_fold_json, is_forbidden_char, json_depth, lossy_chars, strict_json, JVal};
+use outbox_fuzz::{
+    boundaries, check_fold_json, is_forbidden_char, json_depth, lossy_chars, strict_json, JVal, WrapFacts,
+};
 
 #[derive(Arbitrary, Debug)]
 enum Mangle {
@@ -27,6 +29,7 @@ struct Case {
     samples: u8,
     max_bytes: Option<u16>,
     kept: bool,
+    wrap: Option<WrapFacts>,
     sizes: Vec<u16>,
     mangle: Mangle,
     doc: JVal,
@@ -61,6 +64,7 @@ fuzz_target!(|c: Case| {
         pos = end;
     }
     let id = "t-0123456789ab";
+    let info = c.wrap.as_ref().map(WrapFacts::info);
     let ctx = FoldContext {
         label: "t",
         id,
@@ -71,6 +75,8 @@ fuzz_target!(|c: Case| {
         budget,
         samples: c.samples as usize % 20,
         detected: None,
+        command: info.as_ref(),
+        stream: c.wrap.as_ref().and_then(WrapFacts::stream),
     };
     match col.fold(&ctx) {
         Ok(out) => {
@@ -78,6 +84,10 @@ fuzz_target!(|c: Case| {
             assert!(n <= budget, "fold over budget: {n} > {budget}");
             let v = check_fold_json(&out);
             assert!(v["header"].is_object(), "no header object");
+            if let Some(w) = &c.wrap {
+                assert_eq!(v["header"]["exit_status"], serde_json::json!(w.exit_status), "wrap facts kept");
+                assert!(v["header"]["command"].is_string(), "the command is in the header");
+            }
             assert!(v["sample"].is_array(), "no sample array");
             if let Some(bad) = out.chars().find(|&ch| is_forbidden_char(ch) || ch == '\r') {
                 panic!("raw {bad:?} in the folded JSON");

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use outbox::json::FoldContext;
 use outbox::ndjson::NdjsonFolder;
 use outbox::pipeline::BlockSink;
-use outbox_fuzz::{boundaries, check_fold_json, is_forbidden_char, lossy_chars, strict_json, JVal};
+use outbox_fuzz::{boundaries, check_fold_json, is_forbidden_char, lossy_chars, strict_json, JVal, WrapFacts};
 
 #[derive(Arbitrary, Debug)]
 enum Line {
@@ -27,6 +27,7 @@ struct Case {
     crlf: bool,
     final_newline: bool,
     bom: bool,
+    wrap: Option<WrapFacts>,
     sizes: Vec<u16>,
     lines: Vec<Line>,
 }
@@ -77,6 +78,7 @@ fuzz_target!(|c: Case| {
 
     let budget = 1000 + c.budget as usize;
     let samples = c.samples as usize % 20;
+    let info = c.wrap.as_ref().map(WrapFacts::info);
     let ctx = FoldContext {
         label: "t",
         id: "t-0123456789ab",
@@ -87,6 +89,8 @@ fuzz_target!(|c: Case| {
         budget,
         samples,
         detected: None,
+        command: info.as_ref(),
+        stream: c.wrap.as_ref().and_then(WrapFacts::stream),
     };
     let (whole, records) = fold(&data, &[], samples, &ctx);
     let ends = boundaries(data.len(), &c.sizes, &[]);
@@ -101,6 +105,10 @@ fuzz_target!(|c: Case| {
     assert!(v["sample"].is_array(), "no sample array");
     // The pending unterminated line is counted by `render` only.
     let h = &v["header"];
+    if let (Some(w), None) = (&c.wrap, h.get("error")) {
+        assert_eq!(h["exit_status"], serde_json::json!(w.exit_status), "wrap facts kept");
+        assert!(h["command"].is_string(), "the command is in the header");
+    }
     if let Some(rc) = h["record_count"].as_u64() {
         assert!(rc >= records, "header record_count {rc} < {records} fed");
         assert!(rc >= valid, "{rc} records counted, but {valid} lines are valid JSON");

@@ -481,6 +481,32 @@ impl FuzzBudgets {
 
 pub use outbox::reference::{lossy_chars, model, Model};
 
+/// Wrap mode's facts in a JSON or NDJSON fold's header: any command text
+/// (the application passes it whole), status, signal, duration, stream.
+#[derive(Arbitrary, Debug, Clone)]
+pub struct WrapFacts {
+    pub command: String,
+    pub exit_status: Option<i32>,
+    pub killed_by_signal: Option<u8>,
+    pub duration_ms: Option<u64>,
+    pub stderr_apart: bool,
+}
+
+impl WrapFacts {
+    pub fn info(&self) -> outbox::filter::CommandInfo {
+        outbox::filter::CommandInfo {
+            command: self.command.clone(),
+            exit_status: self.exit_status,
+            killed_by_signal: self.killed_by_signal.map(i32::from),
+            duration_ms: self.duration_ms,
+        }
+    }
+
+    pub fn stream(&self) -> Option<&'static str> {
+        self.stderr_apart.then_some("stdout")
+    }
+}
+
 /// Block boundaries: the running sums of `sizes` (each at least 1), the
 /// forced `cuts`, and the end of the input; sorted, deduplicated.
 pub fn boundaries(len: usize, sizes: &[u16], cuts: &[usize]) -> Vec<usize> {

@@ -158,6 +158,8 @@ fn fold_ctx(budget: usize) -> outbox::json::FoldContext<'static> {
         budget,
         samples: 8,
         detected: None,
+        command: None,
+        stream: None,
     }
 }
 

@@ -260,6 +260,60 @@ fn separate_two_large_streams_share_the_budget_evenly() {
     assert!(env[1].1.ends_with("\nwarn 50000\n"), "and stderr's at its end");
 }
 
+/// A command printing a large JSON document on stdout.
+const JSON_CMD: &str = "printf '{\"items\": ['; seq 1 20000 | sed 's/.*/{\"id\": &},/'; echo '{\"id\": 0}]}'";
+
+#[test]
+fn format_json_folds_a_wrapped_commands_document_and_records_the_command() {
+    let store = private_store();
+    let script = format!("{JSON_CMD}; exit 5");
+    let out = wrap(&store, &["--format", "json", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let h = &v["header"];
+    assert_eq!(h["strategy"], "json-shape");
+    assert_eq!(h["item_count"], 20001);
+    assert_eq!(h["exit_status"], 5);
+    assert!(h["command"].as_str().unwrap().starts_with("sh -c "), "{h}");
+    assert!(h["duration_ms"].is_u64());
+    assert!(h.get("stream").is_none());
+    assert_eq!(only_meta(&store)["strategy"], "json-shape");
+}
+
+#[test]
+fn format_json_with_stderr_merged_falls_back_and_says_why() {
+    let store = private_store();
+    let script = format!("{JSON_CMD}; echo 'warning: slow' >&2");
+    let out = wrap(&store, &["--format", "json", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(0));
+    let h = header(&out.stdout);
+    assert_eq!(h["strategy"], "text-envelope");
+    assert!(h["json_error"]["reason"].is_string(), "{h}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--stderr separate keeps it out"));
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("warning: slow\n"));
+}
+
+#[test]
+fn format_json_with_stderr_separate_folds_stdout_and_envelopes_stderr() {
+    let store = private_store();
+    let script = format!("{JSON_CMD}; echo 'warning: slow' >&2; exit 1");
+    let out = wrap(&store, &["--format", "json", "--stderr", "separate", "--", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(text.chars().count() <= 14_000);
+    let (doc, rest) = text.split_once("<<<OUTBOX-HEADER\n").expect("stderr's envelope follows the document");
+    let v: serde_json::Value = serde_json::from_str(doc).expect("stdout's part is one JSON document");
+    assert_eq!(v["header"]["stream"], "stdout");
+    assert_eq!(v["header"]["exit_status"], 1);
+    assert_eq!(v["header"]["item_count"], 20001);
+    let (h, _) = &envelopes(format!("<<<OUTBOX-HEADER\n{rest}").as_bytes())[0];
+    assert_eq!(h["stream"], "stderr");
+    assert_eq!(h["strategy"], "text-envelope", "stderr is always text");
+    assert!(rest.ends_with("warning: slow\n"));
+    let b = v["header"]["budget"].as_u64().unwrap() + h["budget"].as_u64().unwrap();
+    assert_eq!(b, 14_000);
+}
+
 #[test]
 fn separate_needs_room_for_two_envelopes() {
     let store = private_store();
