@@ -499,6 +499,12 @@ fn report_output_error(to: &str, e: &io::Error, path: Option<&PathBuf>) {
 
 /// `CMD | outbox`: envelope standard input.
 pub fn run_stdin(args: &EnvelopeArgs) -> anyhow::Result<u8> {
+    if args.stderr == crate::cli::StderrMode::Separate {
+        anyhow::bail!(
+            "--stderr separate needs a command to run (outbox --stderr separate -- CMD [ARGS...]); \
+`CMD | outbox` reads one stream, and the command's stderr never reaches it"
+        );
+    }
     crate::interrupt::install();
     let mut session = Session::start(args, "stdin")?;
     let reader = Reader::stdin(args.mmap);

@@ -324,6 +324,15 @@ fn separate_needs_room_for_two_envelopes() {
 }
 
 #[test]
+fn separate_without_a_command_is_refused() {
+    let store = private_store();
+    let out = util::run_cmd(outbox(&store, &["--stderr", "separate"]), b"hello\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("needs a command"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
 fn separate_with_envelope_never_copies_each_stream_to_its_own_descriptor() {
     let store = private_store();
     let script = "seq 1 30000; seq 1 20000 >&2; exit 1";
