@@ -507,6 +507,17 @@ pub fn run_stdin(args: &EnvelopeArgs) -> anyhow::Result<u8> {
     }
     crate::interrupt::install();
     let mut session = Session::start(args, "stdin")?;
+    {
+        use std::io::IsTerminal;
+        // `outbox` typed alone waits for input that a person may not know
+        // it wants; say so where that person is looking.
+        if io::stdin().is_terminal() && io::stderr().is_terminal() {
+            eprintln!(
+                "outbox: reading standard input from the terminal; end it with Ctrl-D \
+(to run a command and envelope its output: outbox -- CMD [ARGS...])"
+            );
+        }
+    }
     let reader = Reader::stdin(args.mmap);
     let ingest = session.ingest(reader);
     Ok(session.finish(ingest, None).exit_code())

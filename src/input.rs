@@ -75,6 +75,9 @@ pub struct Reader {
     block_size: usize,
     recycle: Option<Receiver<Arc<Block>>>,
     stop: Option<Box<dyn FnMut() -> bool + Send>>,
+    /// A read returned 0. On a terminal that is a one-time event (Ctrl-D):
+    /// reading again would wait for more input, so it is remembered.
+    eof: bool,
 }
 
 impl Drop for Reader {
@@ -133,7 +136,7 @@ impl Reader {
             }
             _ => Kind::Stream,
         };
-        Reader { file, owned, kind, block_size: BLOCK_SIZE, recycle: None, stop: None }
+        Reader { file, owned, kind, block_size: BLOCK_SIZE, recycle: None, stop: None, eof: false }
     }
 
     /// Heap blocks handed back by the spill thread are reused from here.
@@ -183,6 +186,9 @@ impl Reader {
     }
 
     fn read_block(&mut self) -> io::Result<Next> {
+        if self.eof {
+            return Ok(Next::Eof);
+        }
         let mut buf = self.buffer();
         let mut filled = 0;
         while filled < buf.len() {
@@ -198,7 +204,10 @@ impl Reader {
                 }
             }
             match self.file.read(&mut buf[filled..]) {
-                Ok(0) => break,
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
                     if let Some(sig) = crate::interrupt::received() {

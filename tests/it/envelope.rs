@@ -305,3 +305,63 @@ fn regular_file_on_stdin_is_read_whole() {
         assert_eq!(std::fs::read(h["full_output"].as_str().unwrap()).unwrap(), data);
     }
 }
+
+/// A pseudo-terminal: (master, slave).
+fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    for fd in [master, slave] {
+        // Not inherited by outbox (only its stdin and stderr are the slave).
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    unsafe { (std::fs::File::from_raw_fd(master), std::fs::File::from_raw_fd(slave)) }
+}
+
+/// Typed alone at a terminal, outbox waits for input a person may not know
+/// it wants: it says so on the terminal, then works as usual. Piped, it
+/// says nothing (every other test). Writing this test found that Ctrl-D
+/// after a line did not end the input: the reader handed over the line on
+/// the read that returned 0, then read again, and a terminal's end of
+/// input happens once (a pipe's is sticky), so outbox waited for more.
+#[test]
+fn at_a_terminal_it_says_it_reads_standard_input() {
+    use std::io::{Read, Write};
+    let store = Store::new();
+    let (mut master, slave) = pty();
+    let mut cmd = Command::new(util::bin());
+    cmd.env("OUTBOX_DIR", store.path())
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn outbox");
+    drop(cmd); // our copies of the slave: the terminal hangs up when outbox exits
+               // A line, then Ctrl-D at the start of the next: end of input.
+    master.write_all(b"hello\n\x04").unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Ends with EIO once the last slave descriptor is closed.
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("outbox did not see the end of input (Ctrl-D) within 10 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let terminal = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{terminal}");
+    assert_eq!(out.stdout, b"hello\n", "small input passes through");
+    assert!(terminal.contains("reading standard input from the terminal; end it with Ctrl-D"), "{terminal:?}");
+}
