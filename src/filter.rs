@@ -235,8 +235,10 @@ impl Session {
     pub fn ingest(&mut self, reader: Reader) -> Ingest {
         let tee_mode = self.args.envelope == EnvelopeMode::Never;
         let to_stderr = self.stream == Some(Stream::Stderr);
-        let (stdout, stderr) = (io::stdout(), io::stderr());
-        let mut lock: Box<dyn Write> = if to_stderr { Box::new(stderr.lock()) } else { Box::new(stdout.lock()) };
+        // stderr is not held locked for the whole run: the reaper thread's
+        // messages (a command stopped for using the terminal, about to be
+        // killed) would wait on the lock for as long as the command lives.
+        let mut lock: Box<dyn Write> = if to_stderr { Box::new(io::stderr()) } else { Box::new(io::stdout().lock()) };
         let tee: Option<&mut dyn Write> = if tee_mode { Some(&mut lock) } else { None };
         // One meter: stderr's session would draw over stdout's.
         let mut progress = (self.args.progress && !to_stderr).then(crate::progress::Meter::stderr).flatten();

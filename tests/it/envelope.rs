@@ -306,19 +306,6 @@ fn regular_file_on_stdin_is_read_whole() {
     }
 }
 
-/// A pseudo-terminal: (master, slave).
-fn pty() -> (std::fs::File, std::fs::File) {
-    use std::os::fd::FromRawFd;
-    let (mut master, mut slave) = (0, 0);
-    let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
-    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
-    for fd in [master, slave] {
-        // Not inherited by outbox (only its stdin and stderr are the slave).
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    unsafe { (std::fs::File::from_raw_fd(master), std::fs::File::from_raw_fd(slave)) }
-}
-
 /// Typed alone at a terminal, outbox waits for input a person may not know
 /// it wants: it says so on the terminal, then works as usual. Piped, it
 /// says nothing (every other test). Writing this test found that Ctrl-D
@@ -329,7 +316,7 @@ fn pty() -> (std::fs::File, std::fs::File) {
 fn at_a_terminal_it_says_it_reads_standard_input() {
     use std::io::{Read, Write};
     let store = Store::new();
-    let (mut master, slave) = pty();
+    let (mut master, slave) = util::pty();
     let mut cmd = Command::new(util::bin());
     cmd.env("OUTBOX_DIR", store.path())
         .stdin(Stdio::from(slave.try_clone().unwrap()))

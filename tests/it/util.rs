@@ -57,3 +57,16 @@ pub fn run_cmd(mut cmd: Command, input: &[u8]) -> Output {
 pub fn chars(bytes: &[u8]) -> usize {
     String::from_utf8_lossy(bytes).chars().count()
 }
+
+/// A pseudo-terminal: (master, slave).
+pub fn pty() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
+    for fd in [master, slave] {
+        // Not inherited by outbox (only its stdin and stderr are the slave).
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    unsafe { (std::fs::File::from_raw_fd(master), std::fs::File::from_raw_fd(slave)) }
+}

@@ -470,6 +470,45 @@ fn a_second_signal_ends_at_once_and_leaves_no_temporary_file() {
     }
 }
 
+/// A wrapped command runs in its own process group, so reading the
+/// terminal stops it (SIGTTIN); the reaper says so and kills it instead of
+/// letting outbox wait forever. With `--stderr separate --envelope never`
+/// the stderr copy used to hold stderr locked for the whole run, so the
+/// reaper's message, and with it the kill, waited for the command: a hang.
+#[test]
+fn a_command_that_reads_the_terminal_is_killed_not_waited_for() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    for extra in [&[][..], &["--stderr", "separate", "--envelope", "never"][..]] {
+        let store = private_store();
+        let (_master, slave) = util::pty();
+        let tty = slave.as_raw_fd();
+        let mut cmd = outbox(&store, extra);
+        // The pause lets outbox's readers start before the command stops:
+        // the hang needed the stderr copy to hold the lock first.
+        cmd.args(["--", "sh", "-c", "echo to-err >&2; sleep 0.5; read x; echo never"]);
+        cmd.stdin(Stdio::from(slave.try_clone().unwrap())).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // outbox in a session of its own whose controlling terminal is the
+        // pty, as at an interactive shell.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setsid() < 0 || libc::ioctl(tty, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().expect("spawn outbox");
+        drop(cmd);
+        drop(slave);
+        let out = wait_with_deadline(&mut child, Duration::from_secs(15));
+        let err = stderr(&out);
+        assert!(err.contains("tried to use the terminal"), "{extra:?}: {err}");
+        assert_eq!(out.status.code(), Some(128 + 9), "{extra:?}: killed by SIGKILL: {err}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("never"), "{extra:?}");
+    }
+}
+
 /// Collects a child's output, killing it if it outlives `limit`.
 fn wait_with_deadline(child: &mut Child, limit: Duration) -> Output {
     let t = Instant::now();
