@@ -54,19 +54,7 @@ fn json_input(target: usize) -> Vec<u8> {
 }
 
 fn ctx(bytes: usize) -> FoldContext<'static> {
-    FoldContext {
-        label: "bench",
-        id: "bench-0123456789ab",
-        full_output: Some("/tmp/outbox/bench-0123456789ab"),
-        spill_error: None,
-        bytes: bytes as u64,
-        chars: bytes as u64,
-        budget: 14_000,
-        samples: 8,
-        detected: None,
-        command: None,
-        stream: None,
-    }
+    FoldContext { bytes: bytes as u64, chars: bytes as u64, ..outbox::reference::fold_context(14_000) }
 }
 
 fn benches(c: &mut Criterion) {

@@ -652,31 +652,13 @@ pub(crate) fn repair_utf8(bytes: &[u8], notes: &mut Vec<String>) -> Option<Vec<u
     Some(out)
 }
 
-/// A context for the folds' unit tests.
-#[cfg(test)]
-pub(crate) fn test_context(budget: usize) -> FoldContext<'static> {
-    FoldContext {
-        label: "test",
-        id: "test-0123456789ab",
-        full_output: Some("/tmp/outbox/test-0123456789ab"),
-        spill_error: None,
-        bytes: 0,
-        chars: 0,
-        budget,
-        samples: 8,
-        detected: None,
-        command: None,
-        stream: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::pipeline::BlockSink;
     use serde_json::Value;
 
-    use super::test_context as ctx;
+    use crate::reference::fold_context as ctx;
 
     fn fold_with(input: &[u8], c: &FoldContext) -> Result<String, Fallback> {
         let mut col = JsonCollector::new(1 << 30);

@@ -319,7 +319,7 @@ mod tests {
     use crate::pipeline::BlockSink;
     use serde_json::Value;
 
-    use crate::json::test_context as ctx;
+    use crate::reference::fold_context as ctx;
 
     fn fold_split(input: &[u8], splits: &[usize], samples: usize, budget: usize) -> String {
         let mut f = NdjsonFolder::new(samples);

@@ -2,9 +2,54 @@
 //! the integration tests and the fuzz targets: read everything into memory,
 //! split it into lines, test each line alone. Slow and obviously right on
 //! purpose; the scanner must agree with it for any split of the input.
-//! Not used by the tool itself.
+//! Beside it, the fixtures those tests share: feeding a scanner in given
+//! blocks, and a fold context. Not used by the tool itself.
 
 use regex::bytes::Regex;
+
+use crate::json::FoldContext;
+use crate::scan::{ScanConfig, Scanner};
+
+/// A new scanner fed `blocks` in order, finished.
+pub fn scan_blocks<'a>(cfg: ScanConfig, blocks: impl IntoIterator<Item = &'a [u8]>) -> Scanner {
+    let mut sc = Scanner::new(cfg);
+    for b in blocks {
+        sc.feed(b);
+    }
+    sc.finish();
+    sc
+}
+
+/// `data` cut at the increasing offsets `ends` (the rest is one more block).
+pub fn blocks_at<'a>(data: &'a [u8], ends: &[usize]) -> Vec<&'a [u8]> {
+    let mut v = Vec::with_capacity(ends.len() + 1);
+    let mut pos = 0;
+    for &e in ends {
+        let e = e.clamp(pos, data.len());
+        v.push(&data[pos..e]);
+        pos = e;
+    }
+    v.push(&data[pos..]);
+    v
+}
+
+/// A fold context for tests and benches: label `t`, a stored copy, no
+/// run facts.
+pub fn fold_context(budget: usize) -> FoldContext<'static> {
+    FoldContext {
+        label: "t",
+        id: "t-0123456789ab",
+        full_output: Some("/store/t-0123456789ab"),
+        spill_error: None,
+        bytes: 0,
+        chars: 0,
+        budget,
+        samples: 8,
+        detected: None,
+        command: None,
+        stream: None,
+    }
+}
 
 /// What the contract says the header counts and the tail holds.
 #[derive(Debug, Clone)]
@@ -65,5 +110,12 @@ mod tests {
         assert_eq!(m.lines, vec![b"ax".to_vec(), b"b".to_vec(), b"\xffc\r".to_vec()]);
         assert_eq!((m.hits, m.chars, m.bytes, m.unterminated, m.binary), (1, 9, 9, true, false));
         assert!(model(b"", &re).lines.is_empty());
+    }
+
+    #[test]
+    fn blocks_at_cuts_at_each_end_and_keeps_the_rest() {
+        let v = blocks_at(b"abcdef", &[2, 2, 5, 9]);
+        assert_eq!(v, vec![&b"ab"[..], b"", b"cde", b"f", b""]);
+        assert_eq!(v.concat(), b"abcdef");
     }
 }

@@ -528,15 +528,7 @@ pub fn boundaries(len: usize, sizes: &[u16], cuts: &[usize]) -> Vec<usize> {
 
 /// Feeds `data` to a fresh scanner, one block per boundary, and finishes.
 pub fn scan(data: &[u8], ends: &[usize], cfg: ScanConfig) -> Scanner {
-    let mut sc = Scanner::new(cfg);
-    let mut pos = 0;
-    for &e in ends {
-        sc.feed(&data[pos..e]);
-        pos = e;
-    }
-    sc.feed(&data[pos..]);
-    sc.finish();
-    sc
+    outbox::reference::scan_blocks(cfg, outbox::reference::blocks_at(data, ends))
 }
 
 pub fn run_info() -> RunInfo {

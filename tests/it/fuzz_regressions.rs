@@ -5,6 +5,7 @@
 //! its `Debug` output prints the input as a Rust expression.
 
 use outbox::envelope::{self, Budgets, RunInfo};
+use outbox::reference;
 use outbox::scan::{ScanConfig, Scanner};
 use outbox::signal;
 
@@ -16,12 +17,7 @@ fn config(signal: Option<&str>) -> ScanConfig {
 
 /// Feeds `blocks` in order and returns the scanner, finished.
 fn scan(blocks: &[&[u8]], signal: Option<&str>) -> Scanner {
-    let mut sc = Scanner::new(config(signal));
-    for b in blocks {
-        sc.feed(b);
-    }
-    sc.finish();
-    sc
+    reference::scan_blocks(config(signal), blocks.iter().copied())
 }
 
 /// Lines of `data` that the signal matches alone: the contract's
@@ -122,14 +118,8 @@ fn crlf_terminator_is_not_part_of_a_signal_match() {
 #[test]
 fn long_spill_error_and_command_stay_within_the_minimum_budget() {
     let data = b"compiling\nerror: boom\nBUILD FAILED\n";
-    let mut sc = Scanner::new(ScanConfig {
-        budget: 1000,
-        tail_lines: 20,
-        tail_budget: 300,
-        signal: signal::matcher(None).unwrap(),
-    });
-    sc.feed(data);
-    sc.finish();
+    let cfg = ScanConfig { budget: 1000, tail_lines: 20, tail_budget: 300, signal: signal::matcher(None).unwrap() };
+    let sc = reference::scan_blocks(cfg, [&data[..]]);
     let dir = format!("/home/user/{}", "very-long-directory-name/".repeat(6));
     let info = RunInfo {
         label: "make".into(),
@@ -148,19 +138,7 @@ fn long_spill_error_and_command_stay_within_the_minimum_budget() {
 }
 
 fn fold_ctx(budget: usize) -> outbox::json::FoldContext<'static> {
-    outbox::json::FoldContext {
-        label: "t",
-        id: "t-0123456789ab",
-        full_output: Some("/store/t-0123456789ab"),
-        spill_error: None,
-        bytes: 0,
-        chars: 0,
-        budget,
-        samples: 8,
-        detected: None,
-        command: None,
-        stream: None,
-    }
+    reference::fold_context(budget)
 }
 
 /// Bidirectional controls that reorder what a terminal or an editor shows
@@ -206,9 +184,7 @@ fn ndjson_fold_does_not_print_bidi_overrides_raw() {
 /// characters in the input lines are escaped.
 #[test]
 fn text_header_does_not_print_c1_del_or_bidi_raw() {
-    let mut sc = Scanner::new(config(None));
-    sc.feed(b"ok\n");
-    sc.finish();
+    let sc = scan(&[b"ok\n"], None);
     let info = RunInfo {
         label: "t".into(),
         id: "t-000000000000".into(),
@@ -283,11 +259,7 @@ fn long_line_ends_do_not_depend_on_the_block_split() {
     data.push(b'\n');
     let cfg = || ScanConfig { budget: 1000, tail_lines: 20, tail_budget: 100, signal: signal::matcher(None).unwrap() };
     let feed = |blocks: &[&[u8]]| {
-        let mut sc = Scanner::new(cfg());
-        for b in blocks {
-            sc.feed(b);
-        }
-        sc.finish();
+        let sc = reference::scan_blocks(cfg(), blocks.iter().copied());
         let kept: Vec<String> = sc.result().tail.lines().map(|l| format!("{} {:?}", l.lineno, l.body())).collect();
         kept
     };
@@ -305,16 +277,9 @@ fn long_line_ends_do_not_depend_on_the_block_split() {
 fn tail_byte_cap_does_not_depend_on_the_block_split() {
     let data: Vec<u8> = (0..2000).flat_map(|_| b"ab\r\n".to_vec()).collect();
     let kept = |blocks: &[&[u8]]| {
-        let mut sc = Scanner::new(ScanConfig {
-            budget: 1000,
-            tail_lines: 500,
-            tail_budget: 100,
-            signal: signal::matcher(None).unwrap(),
-        });
-        for b in blocks {
-            sc.feed(b);
-        }
-        sc.finish();
+        let cfg =
+            ScanConfig { budget: 1000, tail_lines: 500, tail_budget: 100, signal: signal::matcher(None).unwrap() };
+        let sc = reference::scan_blocks(cfg, blocks.iter().copied());
         sc.result().tail.lines().map(|l| l.lineno).collect::<Vec<_>>()
     };
     let whole = kept(&[&data]);
@@ -333,20 +298,14 @@ fn tail_byte_cap_does_not_depend_on_the_block_split() {
 /// now keeps a piece plus 4 bytes of each end.
 #[test]
 fn crlf_and_split_characters_at_a_long_lines_ends_do_not_depend_on_the_block_split() {
-    let kept = |data: &[u8], blocks: &[usize]| {
-        let mut sc = Scanner::new(ScanConfig {
+    let kept = |data: &[u8], ends: &[usize]| {
+        let cfg = ScanConfig {
             budget: 55_227,
             tail_lines: 91,
             tail_budget: 65_284,
             signal: signal::matcher(Some("日本|\u{fffd}")).unwrap(),
-        });
-        let mut at = 0;
-        for &n in blocks {
-            sc.feed(&data[at..at + n]);
-            at += n;
-        }
-        sc.feed(&data[at..]);
-        sc.finish();
+        };
+        let sc = reference::scan_blocks(cfg, reference::blocks_at(data, ends));
         let r = sc.result();
         let tail: Vec<String> = r.tail.lines().map(|l| format!("{} {:?}", l.lineno, l.body())).collect();
         let first = r.first_line.map(|l| format!("{:?}", l.body()));
@@ -359,7 +318,7 @@ fn crlf_and_split_characters_at_a_long_lines_ends_do_not_depend_on_the_block_spl
     for data in [crlf, wide] {
         let whole = kept(&data, &[]);
         assert!(whole.0.iter().any(|l| l.contains("Cut")), "the long line is cut");
-        assert_eq!(whole, kept(&data, &[16_980, 11_608]));
+        assert_eq!(whole, kept(&data, &[16_980, 16_980 + 11_608]));
         assert_eq!(whole, kept(&data, &[LINE_CAP + 1]));
     }
 }

@@ -4,24 +4,17 @@
 //! count; the first and last lines are present.
 
 use outbox::envelope::{self, Budgets, RunInfo};
-use outbox::reference::model;
+use outbox::reference::{self, model};
 use outbox::sanitize::display;
-use outbox::scan::{ScanConfig, Scanner};
+use outbox::scan::ScanConfig;
 use outbox::signal;
 use proptest::prelude::*;
 
 pub fn render(data: &[u8], splits: &[usize], b: &Budgets, user_signal: Option<&str>) -> String {
     let re = signal::matcher(user_signal).unwrap();
     let cfg = ScanConfig { budget: b.budget, tail_lines: b.tail_lines, tail_budget: b.tail_budget, signal: re.clone() };
-    let mut sc = Scanner::new(cfg);
-    let mut pos = 0;
-    for &s in splits {
-        let end = (pos + s).min(data.len());
-        sc.feed(&data[pos..end]);
-        pos = end;
-    }
-    sc.feed(&data[pos..]);
-    sc.finish();
+    let ends: Vec<usize> = splits.iter().scan(0, |at, &s| Some(*at + s).inspect(|&e| *at = e)).collect();
+    let sc = reference::scan_blocks(cfg, reference::blocks_at(data, &ends));
     let info = RunInfo {
         label: "t".into(),
         id: "t-000000000000".into(),
