@@ -100,11 +100,15 @@ struct Shown {
     ansi: u64,
 }
 
-/// The input itself, when the contract says to print it unchanged: non-empty
-/// text (no NUL byte) of at most `budget` characters.
+/// The input itself, when the contract says to print it unchanged.
 pub fn passthrough<'a>(sc: &Scanned<'a>, budget: usize) -> Option<&'a [u8]> {
-    let small = sc.bytes > 0 && !sc.binary && sc.chars <= budget as u64 && sc.head_is_all;
-    small.then_some(sc.head)
+    prints_unchanged(sc.bytes, sc.chars, sc.binary, sc.head_is_all, budget).then_some(sc.head)
+}
+
+/// The contract's rule for printing input unchanged: non-empty text (no
+/// NUL byte) of at most `budget` characters, all of it kept.
+pub fn prints_unchanged(bytes: u64, chars: u64, binary: bool, kept_whole: bool, budget: usize) -> bool {
+    bytes > 0 && !binary && chars <= budget as u64 && kept_whole
 }
 
 /// Renders the envelope; never longer than `b.budget` characters.

@@ -231,10 +231,20 @@ impl Session {
         &self.label
     }
 
+    /// Where this stream's own bytes go when copied or passed through:
+    /// stderr's to stderr, anything else to stdout. Envelopes always go to
+    /// stdout.
+    fn raw_output(&self) -> &'static str {
+        match self.stream {
+            Some(Stream::Stderr) => "stderr",
+            _ => "stdout",
+        }
+    }
+
     /// Reads the input to its end (or to an interruption).
     pub fn ingest(&mut self, reader: Reader) -> Ingest {
         let tee_mode = self.args.envelope == EnvelopeMode::Never;
-        let to_stderr = self.stream == Some(Stream::Stderr);
+        let to_stderr = self.raw_output() == "stderr";
         // stderr is not held locked for the whole run: the reaper thread's
         // messages (a command stopped for using the terminal, about to be
         // killed) would wait on the lock for as long as the command lives.
@@ -376,8 +386,7 @@ impl Session {
             if let Some(e) = &ingest.tee_error {
                 if e.kind() != io::ErrorKind::BrokenPipe {
                     failed = true;
-                    let to = if self.stream == Some(Stream::Stderr) { "stderr" } else { "stdout" };
-                    report_output_error(to, e, full_output.as_ref());
+                    report_output_error(self.raw_output(), e, full_output.as_ref());
                 }
             }
             return Outcome { failed, interrupted, full_output };
@@ -449,7 +458,7 @@ impl Session {
             (None, None, Some(nd)) => Some(nd.render(&ctx)),
             (None, None, None) => None,
         };
-        let to_stderr = passthrough.is_some() && self.stream == Some(Stream::Stderr);
+        let to_stderr = passthrough.is_some() && self.raw_output() == "stderr";
         let printed = match (passthrough, folded) {
             (Some(raw), _) if to_stderr => write_stderr(raw),
             (Some(raw), _) => write_stdout(raw),

@@ -109,9 +109,16 @@ impl StoredLine {
     }
 }
 
+/// Bytes past a piece that `ends` (below) looks at to move a cut to a character
+/// boundary. A caller that keeps a long line's ends itself (the scanner's
+/// open line) keeps this many more than a piece at each end, so the cut
+/// comes out as it would from the whole line.
+pub const CUT_SLACK: usize = 3;
+
 /// At most `piece` bytes from the start of `prefix` and from the end of
-/// `suffix`, moved to character boundaries so neither end shows a broken
-/// character that the input did not have.
+/// `suffix`, moved to character boundaries (looking up to [`CUT_SLACK`]
+/// bytes past the piece) so neither end shows a broken character that the
+/// input did not have.
 fn ends<'a>(prefix: &'a [u8], suffix: &'a [u8], piece: usize) -> (&'a [u8], &'a [u8]) {
     let mut p = prefix.len().min(piece);
     if p < prefix.len() {

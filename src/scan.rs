@@ -46,11 +46,11 @@ impl ScanConfig {
         (2 * self.budget).max(crate::tail::piece_for(self.tail_budget))
     }
     /// Bytes kept from each end of an open line over `LINE_CAP`: a piece,
-    /// plus the `\r` of a CRLF and the 3 bytes `StoredLine::set` looks past
-    /// a piece for a character boundary, so the kept ends come out the same
-    /// as when the line arrives whole in one block.
+    /// the slack `StoredLine::set` looks into for a character boundary, and
+    /// the `\r` of a CRLF (dropped at the line's end), so the kept ends come
+    /// out the same as when the line arrives whole in one block.
     fn open_piece(&self) -> usize {
-        self.piece() + 4
+        self.piece() + crate::line::CUT_SLACK + 1
     }
 }
 

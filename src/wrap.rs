@@ -272,12 +272,13 @@ stopped reading once the output was quiet"
 /// budget.
 fn plan(args: &EnvelopeArgs, out: Measure, err: Measure, interrupted: bool) -> [Plan; 2] {
     let budget = args.budget;
-    let small = out.bytes + err.bytes > 0
-        && !out.binary
-        && !err.binary
-        && out.kept_whole
-        && err.kept_whole
-        && out.chars + err.chars <= budget as u64;
+    let small = crate::envelope::prints_unchanged(
+        out.bytes + err.bytes,
+        out.chars + err.chars,
+        out.binary || err.binary,
+        out.kept_whole && err.kept_whole,
+        budget,
+    );
     if args.envelope == EnvelopeMode::Auto && !interrupted && small {
         return [Plan { passthrough: true, budget }; 2];
     }
