@@ -352,3 +352,45 @@ fn at_a_terminal_it_says_it_reads_standard_input() {
     assert_eq!(out.stdout, b"hello\n", "small input passes through");
     assert!(terminal.contains("reading standard input from the terminal; end it with Ctrl-D"), "{terminal:?}");
 }
+
+/// The header keys the contract names, with values that agree with the
+/// body: `head_lines_included` is the number of lines under the head
+/// marker, and the tail's shown and dropped lines add up to the lines asked
+/// for (here some are dropped: 50 asked, room for fewer).
+#[test]
+fn header_has_every_key_the_contract_names_and_they_agree_with_the_body() {
+    let store = Store::new();
+    let data: Vec<u8> = (1..=5000).flat_map(|i| format!("line {i} of the log\n").into_bytes()).collect();
+    let args = ["--tail", "50", "--tail-budget", "400"];
+    let (text, h) = envelope(&store, &args, &data, 14_000);
+    for key in [
+        "label",
+        "id",
+        "chars",
+        "bytes",
+        "lines",
+        "spill_ratio_chars",
+        "signal_hits",
+        "signal_lines_shown",
+        "full_output",
+        "head_lines_included",
+        "tail_lines_included",
+        "tail_lines_dropped",
+        "unterminated_last_line",
+        "strategy",
+    ] {
+        assert!(h.get(key).is_some_and(|v| !v.is_null()), "header lacks {key}: {h}");
+    }
+    assert_eq!(h["strategy"], "text-envelope");
+    let lines: Vec<&str> = text.lines().collect();
+    let head_at = lines.iter().position(|l| l.starts_with("--- head ")).unwrap();
+    let under_head = lines[head_at + 1..].iter().take_while(|l| !l.starts_with("--- ")).count() as u64;
+    assert_eq!(h["head_lines_included"].as_u64(), Some(under_head));
+    let (shown, dropped) = (h["tail_lines_included"].as_u64().unwrap(), h["tail_lines_dropped"].as_u64().unwrap());
+    assert!(dropped > 0, "400 chars hold fewer than 50 lines: {h}");
+    assert_eq!(shown + dropped, 50);
+    assert!(text.contains(&format!("\n--- tail {shown}/50 lines ---\n")), "{text}");
+    let tail_at = lines.iter().position(|l| l.starts_with("--- tail ")).unwrap();
+    assert_eq!((lines.len() - tail_at - 1) as u64, shown);
+    assert_eq!(lines.last(), Some(&"line 5000 of the log"));
+}

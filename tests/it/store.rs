@@ -533,3 +533,36 @@ fn gc_during_show_never_cuts_the_original_short() {
     assert!(show.wait().unwrap().success());
     assert!(got == content, "show printed {} of {} bytes", got.len(), content.len());
 }
+
+/// The metadata beside each original holds what the contract lists: id,
+/// label, strategy, created time, the TTL in force when the entry was made,
+/// bytes, chars, lines, complete, and in wrap mode the command and its exit
+/// status.
+#[test]
+fn metadata_holds_what_the_contract_lists() {
+    let store = util::Store::new();
+    let before = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let mut cmd = Command::new(util::bin());
+    cmd.args(["--label", "build", "--", "sh", "-c", "seq 1 30000; exit 4"])
+        .env("OUTBOX_DIR", store.path())
+        .env("OUTBOX_TTL_SECONDS", "3600");
+    let out = run_cmd(cmd, b"");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let h = header(&out);
+    let id = h["id"].as_str().unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(store.path().join(format!("{id}.meta"))).unwrap()).unwrap();
+    let after = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    assert_eq!(meta["id"], id);
+    assert_eq!(meta["label"], "build");
+    assert_eq!(meta["strategy"], "text-envelope");
+    let created = meta["created"].as_u64().expect("created");
+    assert!((before..=after).contains(&created), "{created} not in {before}..={after}");
+    assert_eq!(meta["ttl_seconds"], 3600);
+    assert_eq!(meta["bytes"], h["bytes"]);
+    assert_eq!(meta["chars"], h["chars"]);
+    assert_eq!(meta["lines"], 30000);
+    assert_eq!(meta["complete"], true);
+    assert_eq!(meta["command"], "sh -c 'seq 1 30000; exit 4'");
+    assert_eq!(meta["exit_status"], 4);
+}
