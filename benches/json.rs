@@ -6,9 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use outbox::json::ndjson::NdjsonFolder;
 use outbox::json::{FoldContext, JsonCollector};
-use outbox::ndjson::NdjsonFolder;
-use outbox::pipeline::BlockSink;
+use outbox::stream::ingest::BlockSink;
 
 const BLOCK: usize = 256 << 10;
 
@@ -95,7 +95,7 @@ fn benches(c: &mut Criterion) {
     });
     g.bench_function("baseline_count_chars_64MiB", |b| {
         b.iter(|| {
-            let mut c = outbox::utf8::CharCounter::new();
+            let mut c = outbox::text::utf8::CharCounter::new();
             for block in lines.chunks(BLOCK) {
                 c.feed(block);
             }

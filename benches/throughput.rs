@@ -4,9 +4,9 @@
 //! envelope renderer.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use outbox::envelope::{self, Budgets, RunInfo};
-use outbox::scan::{ScanConfig, Scanner};
-use outbox::signal;
+use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::stream::scan::{ScanConfig, Scanner};
+use outbox::stream::signal;
 
 const SIZE: usize = 32 << 20;
 const BLOCK: usize = 1 << 20;
@@ -68,7 +68,7 @@ fn bench_chars(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(data.len() as u64));
         g.bench_with_input(BenchmarkId::from_parameter(name), &data, |b, d| {
             b.iter(|| {
-                let mut cc = outbox::utf8::CharCounter::new();
+                let mut cc = outbox::text::utf8::CharCounter::new();
                 for block in d.chunks(BLOCK) {
                     cc.feed(block);
                 }

@@ -1,45 +1,54 @@
 //! outbox: a streaming Unix filter that turns huge command output into a
 //! bounded, honest envelope.
 //!
+//! # Where the pipeline is
+//!
 //! ```text
-//!  stdin / child pipe / file (read, or mmap'd with --mmap)
-//!        │  owned, recycled blocks (input.rs)
-//!        ├──────────────► spill thread: write + BLAKE3, bounded channel (spill.rs)
-//!        │                   └─► temp file in the store, renamed to {label}-{hash12} (store.rs)
+//!  stdin / a child's pipe / a file      stream::input   (owned, recycled blocks)
+//!        │
+//!        ├──► spill thread: write + BLAKE3  stream::spill  ──► store (temp file, renamed)
+//!        ▼                                  stream::ingest (hands each block to both)
+//!  scanner: chars, lines, head, tail ring,  stream::scan, stream::tail, stream::signal
+//!           bounded signal keeper
+//!        ▼  input ended, spill safe
+//!  session: settle the strategy, commit once, render, print    session
 //!        ▼
-//!  scanner (scan.rs): bytes, chars (utf8.rs), lines, head arena,
-//!        tail ring (tail.rs), bounded signal keeper (signal.rs)
-//!        ▼  once input ends and the spill is safe
-//!  envelope (envelope.rs): reserved budgets, sanitised text (sanitize.rs)
+//!  text envelope (render::envelope) · JSON/NDJSON folds (json)
 //! ```
 //!
-//! Invariants: memory does not grow with the input (every buffer is bounded
-//! by the budget or a fixed block size); the input is read once; the printed
-//! output never exceeds the budget in characters; every omission is stated.
+//! `CMD | outbox` and wrap mode (`outbox -- CMD`) both build a
+//! [`session::Session`], feed it a [`stream::input::Reader`], and finish it.
+//! The binary (`src/bin/outbox/`) parses the command line with clap and turns
+//! it into [`session::RunOptions`]; nothing in this library knows clap.
+//!
+//! # Layers
+//!
+//! Each folder imports only from the folders listed before it (a test,
+//! `tests/it/layers.rs`, fails on an import that goes up):
+//!
+//! 1. [`text`]: UTF-8 counting, sanitising for display, shortening, sizes.
+//! 2. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
+//!    interruption.
+//! 3. [`render`]: the record of a run's facts and the text envelope.
+//! 4. [`json`]: the JSON and NDJSON folds.
+//! 5. [`store`]: the store directory, `show`, `ls`, `gc`.
+//! 6. [`notes`]: Markdown section packing and the preflight check (uses only
+//!    `text`).
+//! 7. [`session`]: one run from options to exit status.
+//!
+//! # Invariants
+//!
+//! Memory does not grow with the input (every buffer is bounded by the
+//! budget or a fixed block size); the input is read once; the printed
+//! output never exceeds the budget in characters; every omission is stated;
+//! the stored copy is byte-for-byte the input.
 
-pub mod app;
-pub mod check;
-pub mod cli;
-pub mod envelope;
-pub mod filter;
-pub mod hook;
-pub mod input;
-pub mod interrupt;
 pub mod json;
-pub mod jsonshape;
-pub mod line;
-pub mod ndjson;
-pub mod pipeline;
-pub mod progress;
+pub mod notes;
 #[doc(hidden)]
 pub mod reference;
-pub mod sanitize;
-pub mod scan;
-pub mod sections;
-pub mod shell;
-pub mod signal;
-pub mod spill;
+pub mod render;
+pub mod session;
 pub mod store;
-pub mod tail;
-pub mod utf8;
-pub mod wrap;
+pub mod stream;
+pub mod text;

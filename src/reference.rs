@@ -8,7 +8,7 @@
 use regex::bytes::Regex;
 
 use crate::json::FoldContext;
-use crate::scan::{ScanConfig, Scanner};
+use crate::stream::scan::{ScanConfig, Scanner};
 
 /// A new scanner fed `blocks` in order, finished.
 pub fn scan_blocks<'a>(cfg: ScanConfig, blocks: impl IntoIterator<Item = &'a [u8]>) -> Scanner {

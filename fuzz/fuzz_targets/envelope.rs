@@ -6,9 +6,9 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::envelope::RunInfo;
-use outbox::line::LineBody;
-use outbox::sanitize::display;
+use outbox::render::envelope::RunInfo;
+use outbox::stream::line::LineBody;
+use outbox::text::sanitize::display;
 use outbox::store::{entry_id, sanitize_label};
 use outbox_fuzz::{
     displayed_end, header, imitates_marker, is_forbidden_char, last_chars, model, render, scan, FuzzBudgets, Input,

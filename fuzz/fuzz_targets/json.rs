@@ -7,7 +7,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use outbox::json::{FoldContext, JsonCollector};
-use outbox::pipeline::BlockSink;
+use outbox::stream::ingest::BlockSink;
 use outbox_fuzz::{
     boundaries, check_fold_json, is_forbidden_char, json_depth, lossy_chars, strict_json, JVal, WrapFacts,
 };

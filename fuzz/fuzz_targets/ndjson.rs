@@ -7,8 +7,8 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use outbox::json::FoldContext;
-use outbox::ndjson::NdjsonFolder;
-use outbox::pipeline::BlockSink;
+use outbox::json::ndjson::NdjsonFolder;
+use outbox::stream::ingest::BlockSink;
 use outbox_fuzz::{boundaries, check_fold_json, is_forbidden_char, lossy_chars, strict_json, JVal, WrapFacts};
 
 #[derive(Arbitrary, Debug)]

@@ -6,7 +6,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::sections::{outline, pack, Class, Marker, PackOptions, Unit};
+use outbox::notes::pack::{outline, pack, Class, Marker, PackOptions, Unit};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Frag {

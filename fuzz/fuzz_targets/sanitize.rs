@@ -5,7 +5,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::sanitize::{display, display_len, display_str};
+use outbox::text::sanitize::{display, display_len, display_str};
 use outbox_fuzz::{is_forbidden_char, lossy_chars};
 
 #[derive(Arbitrary, Debug)]

@@ -4,7 +4,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::utf8::{count_chars, count_lead_bytes, count_lead_bytes_and_nul, CharCounter};
+use outbox::text::utf8::{count_chars, count_lead_bytes, count_lead_bytes_and_nul, CharCounter};
 use outbox_fuzz::lossy_chars;
 
 #[derive(Arbitrary, Debug)]

@@ -8,10 +8,10 @@ use std::fmt::{self, Write as _};
 use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
-use outbox::envelope::{self, Budgets, RunInfo};
-use outbox::line::LineBody;
-use outbox::scan::{ScanConfig, Scanner};
-use outbox::signal;
+use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::stream::line::LineBody;
+use outbox::stream::scan::{ScanConfig, Scanner};
+use outbox::stream::signal;
 use regex::bytes::Regex;
 
 /// Generated inputs are capped so one execution stays fast.
@@ -493,8 +493,8 @@ pub struct WrapFacts {
 }
 
 impl WrapFacts {
-    pub fn info(&self) -> outbox::filter::CommandInfo {
-        outbox::filter::CommandInfo {
+    pub fn info(&self) -> outbox::render::facts::CommandInfo {
+        outbox::render::facts::CommandInfo {
             command: self.command.clone(),
             exit_status: self.exit_status,
             killed_by_signal: self.killed_by_signal.map(i32::from),
@@ -611,7 +611,7 @@ pub fn displayed_end(line: &[u8]) -> String {
         s += 1;
     }
     let from = String::from_utf8_lossy(&line[..s]).chars().count();
-    last_chars(outbox::sanitize::display(line).text_from(from), 10)
+    last_chars(outbox::text::sanitize::display(line).text_from(from), 10)
 }
 
 /// Whether a displayed line would be taken for one of the envelope's own

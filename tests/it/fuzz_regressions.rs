@@ -4,10 +4,10 @@
 //! `cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET artifacts/TARGET/FILE`;
 //! its `Debug` output prints the input as a Rust expression.
 
-use outbox::envelope::{self, Budgets, RunInfo};
 use outbox::reference;
-use outbox::scan::{ScanConfig, Scanner};
-use outbox::signal;
+use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::stream::scan::{ScanConfig, Scanner};
+use outbox::stream::signal;
 
 const LINE_CAP: usize = 1 << 20;
 
@@ -156,7 +156,7 @@ fn raw_bidi(s: &str) -> Option<char> {
 /// envelope shows it as `\u{202e}` (src/sanitize.rs).
 #[test]
 fn json_fold_does_not_print_bidi_overrides_raw() {
-    use outbox::pipeline::BlockSink;
+    use outbox::stream::ingest::BlockSink;
     for doc in [&br#"["\u202e evil"]"#[..], "[\"\u{202e} evil\"]".as_bytes(), br#"{"\u2066k": [1, 2]}"#] {
         let mut c = outbox::json::JsonCollector::new(1 << 20);
         c.feed(doc);
@@ -169,8 +169,8 @@ fn json_fold_does_not_print_bidi_overrides_raw() {
 /// BOM, CRLF). Same root cause as above, through `NdjsonFolder::render`.
 #[test]
 fn ndjson_fold_does_not_print_bidi_overrides_raw() {
-    use outbox::pipeline::BlockSink;
-    let mut f = outbox::ndjson::NdjsonFolder::new(8);
+    use outbox::stream::ingest::BlockSink;
+    let mut f = outbox::json::ndjson::NdjsonFolder::new(8);
     f.feed(b"\xef\xbb\xbf\"\\n\\u202e\"\r\n{\"a\": \"\\u2067x\"}\n");
     let out = f.render(&fold_ctx(2000));
     assert_eq!(raw_bidi(&out), None, "{out}");
@@ -210,7 +210,7 @@ fn text_header_does_not_print_c1_del_or_bidi_raw() {
 /// a note) would keep the envelope parseable everywhere.
 #[test]
 fn folded_json_parses_with_serde_json_despite_huge_numbers() {
-    use outbox::pipeline::BlockSink;
+    use outbox::stream::ingest::BlockSink;
     for doc in [&b"1869771365e28530"[..], b"[1e400, -1e400, 2]", br#"{"items": [{"x": 1e999}, {"x": 1}]}"#] {
         let mut c = outbox::json::JsonCollector::new(1 << 20);
         c.feed(doc);
@@ -218,7 +218,7 @@ fn folded_json_parses_with_serde_json_despite_huge_numbers() {
         let parsed: Result<serde_json::Value, _> = serde_json::from_str(&out);
         assert!(parsed.is_ok(), "{}: {:?}\n{out}", String::from_utf8_lossy(doc), parsed.err());
     }
-    let mut f = outbox::ndjson::NdjsonFolder::new(8);
+    let mut f = outbox::json::ndjson::NdjsonFolder::new(8);
     f.feed(b"-127308755e23401\r\nnull");
     let out = f.render(&fold_ctx(2000));
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(&out);
@@ -240,7 +240,7 @@ fn overlong_escape_sequence_keeps_the_last_line_end() {
     let sc = scan(&[&data], None);
     let out = render(&sc, None);
     let last = &data[6..data.len() - 1];
-    let d = outbox::sanitize::display(last).text;
+    let d = outbox::text::sanitize::display(last).text;
     let end: String = d.chars().rev().take(10).collect::<Vec<_>>().into_iter().rev().collect();
     let newest = out.lines().last().unwrap();
     assert!(newest.ends_with(&end), "{end:?} not at the end of {newest:?}");
@@ -350,7 +350,7 @@ fn a_long_line_ending_in_escape_sequences_shows_its_kept_ends() {
     // The cut count is input characters: all but those of the kept ends.
     let line_chars = 6 + 4 * 261_120;
     let kept = match sc.result().tail.lines().last().unwrap().body() {
-        outbox::line::LineBody::Cut { prefix, suffix, .. } => prefix.len() + suffix.len(),
+        outbox::stream::line::LineBody::Cut { prefix, suffix, .. } => prefix.len() + suffix.len(),
         other => panic!("not cut: {other:?}"),
     };
     assert!(cut >= (line_chars - kept) as u64 && cut < line_chars as u64, "{cut} of {line_chars}");
@@ -367,6 +367,6 @@ fn a_long_line_ending_in_escape_sequences_shows_its_kept_ends() {
     let newest = out.lines().last().unwrap();
     assert!(newest.contains(" chars cut…]"), "{newest:?}");
     assert!(!newest.contains('\u{9b}'), "{newest:?}");
-    let whole = outbox::sanitize::display(&data[6..]);
+    let whole = outbox::text::sanitize::display(&data[6..]);
     assert_eq!(whole.text, "", "every sequence is removed from the whole line");
 }

@@ -8,6 +8,7 @@ mod faults;
 mod fuzz_regressions;
 mod hook;
 mod json;
+mod layers;
 mod pack;
 mod props;
 mod shell;

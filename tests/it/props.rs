@@ -3,11 +3,11 @@
 //! the envelope never exceeds the budget; its counts equal an independent
 //! count; the first and last lines are present.
 
-use outbox::envelope::{self, Budgets, RunInfo};
 use outbox::reference::{self, model};
-use outbox::sanitize::display;
-use outbox::scan::ScanConfig;
-use outbox::signal;
+use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::stream::scan::ScanConfig;
+use outbox::stream::signal;
+use outbox::text::sanitize::display;
 use proptest::prelude::*;
 
 pub fn render(data: &[u8], splits: &[usize], b: &Budgets, user_signal: Option<&str>) -> String {

@@ -1,0 +1,4 @@
+//! Integration with shells (`outbox init`) and agents (`outbox hook`).
+
+pub mod hook;
+pub mod shell;

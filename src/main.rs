@@ -1,7 +1,0 @@
-//! Thin entry point: parse, run, exit. All logic lives in the library.
-
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    outbox::app::main()
-}

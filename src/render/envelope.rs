@@ -1,0 +1,543 @@
+//! The text envelope: budget allocation and rendering. Pure: it reads the
+//! scanner's result and returns the text, so it is easy to property-test.
+//!
+//! Order of reservation (decided before anything is rendered): the fixed
+//! parts (header sized with worst-case figures, notes, section markers),
+//! then the tail block, then the head reservation, then signal lines; what
+//! signal lines leave over extends the head. Nothing is cut after assembly:
+//! every piece is measured in displayed characters as it is placed, so the
+//! total never exceeds the budget.
+//!
+//! Printed order follows the input: header, notes, head, the gap marker,
+//! signal lines from the gap (with line numbers), tail.
+
+use std::fmt::Write as _;
+
+use regex::bytes::Regex;
+use serde::Serialize;
+
+use crate::stream::line::LineBody;
+use crate::stream::scan::Scanned;
+use crate::stream::signal::SIGNAL_LINE_CHARS;
+use crate::text::sanitize::{display, Display};
+
+pub const HEADER_OPEN: &str = "<<<OUTBOX-HEADER";
+pub const HEADER_CLOSE: &str = "OUTBOX-HEADER";
+/// A shortened line never gets less room than this.
+const MIN_LINE_ROOM: usize = 48;
+
+/// Budgets, from the command line.
+#[derive(Debug, Clone)]
+pub struct Budgets {
+    pub budget: usize,
+    pub tail_budget: usize,
+    pub head_budget: usize,
+    pub tail_lines: usize,
+    pub spill_limit: u64,
+}
+
+/// Facts about the run that the scan does not know.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    pub label: String,
+    pub id: String,
+    pub full_output: Option<String>,
+    pub spill_error: Option<String>,
+    pub strategy: String,
+    pub command: Option<String>,
+    pub exit_status: Option<i32>,
+    pub killed_by_signal: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub interrupted: Option<String>,
+    /// Extra header fields (e.g. a JSON parse error), placed last.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Statements printed before the head, e.g. why JSON was not folded.
+    pub notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Header<'a> {
+    chars: u64,
+    bytes: u64,
+    lines: u64,
+    signal_hits: u64,
+    full_output: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spill_error: Option<&'a str>,
+    id: &'a str,
+    label: &'a str,
+    strategy: &'a str,
+    spill_ratio_chars: serde_json::Value,
+    unterminated_last_line: bool,
+    binary: bool,
+    head_lines_included: u64,
+    tail_lines_included: u64,
+    tail_lines_dropped: u64,
+    signal_lines_shown: u64,
+    ansi_sequences_stripped: u64,
+    budget: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interrupted: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_status: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    killed_by_signal: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<u64>,
+    #[serde(flatten)]
+    extra: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+/// What varies between the reservation and the final header.
+#[derive(Clone, Copy)]
+struct Shown {
+    head: u64,
+    tail: u64,
+    tail_dropped: u64,
+    signals: u64,
+    ansi: u64,
+}
+
+/// The input itself, when the contract says to print it unchanged.
+pub fn passthrough<'a>(sc: &Scanned<'a>, budget: usize) -> Option<&'a [u8]> {
+    prints_unchanged(sc.bytes, sc.chars, sc.binary, sc.head_is_all, budget).then_some(sc.head)
+}
+
+/// The contract's rule for printing input unchanged: non-empty text (no
+/// NUL byte) of at most `budget` characters, all of it kept.
+pub fn prints_unchanged(bytes: u64, chars: u64, binary: bool, kept_whole: bool, budget: usize) -> bool {
+    bytes > 0 && !binary && chars <= budget as u64 && kept_whole
+}
+
+/// Renders the envelope; never longer than `b.budget` characters.
+pub fn render(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
+    // Free text in the header and notes (a spill error naming a long path,
+    // a long command) is shortened, step by step, until the fixed parts
+    // leave room for the first and last lines.
+    let mut compacted;
+    let mut info = info;
+    for cap in [160, 80, 32, 0] {
+        if fixed_cost(sc, b, info) + 2 * (MIN_LINE_ROOM + 1) <= b.budget {
+            break;
+        }
+        compacted = compact(info, cap);
+        info = &compacted;
+    }
+    render_with(sc, b, info, signal)
+}
+
+/// Characters of everything but the lines: header (with worst-case
+/// figures), notes and section markers.
+fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunInfo) -> usize {
+    let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
+    let hits = sc.signals.hits();
+    let worst = Shown { head: sc.lines, tail: asked, tail_dropped: asked, signals: hits, ansi: sc.chars };
+    let notes_len: usize = notes(sc, info).iter().map(|n| n.chars().count()).sum();
+    header_block(sc, b, info, worst).chars().count()
+        + notes_len
+        + head_marker(sc.lines, b.budget as u64).chars().count()
+        + gap_marker(sc.lines, sc.lines).chars().count()
+        + signal_marker(hits, hits).chars().count()
+        + if hits > 0 { omitted_marker(hits).chars().count() } else { 0 }
+        + tail_marker(asked, asked).chars().count()
+}
+
+/// `info` with its free-text fields cut to `cap` chars (the path of the
+/// full output is never cut: it must stay usable).
+fn compact(info: &RunInfo, cap: usize) -> RunInfo {
+    let cut = |s: &str| shorten_text(s, cap);
+    let mut out = info.clone();
+    out.spill_error = info.spill_error.as_deref().map(cut);
+    out.command = info.command.as_deref().map(cut);
+    out.notes = info.notes.iter().map(|n| cut(n)).collect();
+    for v in out.extra.values_mut() {
+        shorten_strings(v, &cut);
+    }
+    out
+}
+
+/// `s` cut to at most `max` chars, the last of them `…` when cut.
+pub fn shorten_text(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {
+    match v {
+        serde_json::Value::String(s) => *s = cut(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| shorten_strings(x, cut)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| shorten_strings(x, cut)),
+        _ => {}
+    }
+}
+
+fn render_with(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
+    // The last line is always in the tail, whatever --tail says.
+    let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
+    let hits = sc.signals.hits();
+    let notes = notes(sc, info);
+    let tail_marker_res = tail_marker(asked, asked).chars().count();
+    let head_marker_res = head_marker(sc.lines, b.budget as u64).chars().count();
+    let fixed = fixed_cost(sc, b, info);
+    let mut room = b.budget.saturating_sub(fixed);
+
+    // 1. Tail, reserved first: the verdict lives there.
+    // ... but line 1 keeps enough room to show its two ends.
+    let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
+    let tail_room = b.tail_budget.saturating_sub(tail_marker_res).min(room.saturating_sub(head_min));
+    let tail = choose_tail(sc, asked, tail_room);
+    room = room.saturating_sub(tail.used);
+    let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let head_limit = first_tail - 1;
+
+    // 2. Head reservation, 3. signal lines, 4. the rest extends the head.
+    // Line 1 always gets room enough to show at least its two ends.
+    let head_reserve = b.head_budget.saturating_sub(head_marker_res).max(head_min).min(room);
+    let provisional = choose_head(sc, head_limit, head_reserve);
+    let h0 = provisional.lines.len() as u64;
+    let sig_room = room - head_reserve;
+    let mut sigs = choose_signals(sc, h0, first_tail, sig_room);
+    room -= sigs.used;
+    let head = choose_head(sc, head_limit, room);
+    let h = head.lines.len() as u64;
+    sigs.entries.retain(|e| e.0 > h);
+
+    let in_head = head
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| if l.cut { sc.signals.first_lineno() == Some(*i as u64 + 1) } else { signal.is_match(&l.raw) })
+        .count() as u64;
+    let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
+    let in_tail = tail.lines.iter().filter(|l| recent.contains(&l.0)).count() as u64;
+    let shown_signals = sigs.entries.len() as u64 + in_head + in_tail;
+    let ansi = head.ansi + tail.ansi + sigs.ansi;
+
+    let shown = Shown {
+        head: h,
+        tail: tail.lines.len() as u64,
+        tail_dropped: asked - tail.lines.len() as u64,
+        signals: shown_signals,
+        ansi,
+    };
+    let mut out = header_block(sc, b, info, shown);
+    for n in &notes {
+        out.push_str(n);
+    }
+    out.push_str(&head_marker(h, head.used as u64));
+    for l in &head.lines {
+        out.push_str(&l.text);
+        out.push('\n');
+    }
+    if first_tail > h + 1 {
+        out.push_str(&gap_marker(h + 1, first_tail - 1));
+    }
+    out.push_str(&signal_marker(shown_signals, hits));
+    sigs.entries.sort_by_key(|e| e.0);
+    for (_, text) in &sigs.entries {
+        out.push_str(text);
+    }
+    if shown_signals < hits {
+        out.push_str(&omitted_marker(hits - shown_signals));
+    }
+    out.push_str(&tail_marker(tail.lines.len() as u64, asked));
+    for l in &tail.lines {
+        out.push_str(&l.1);
+        out.push('\n');
+    }
+    debug_assert!(out.chars().count() <= b.budget, "envelope over budget: {} > {}", out.chars().count(), b.budget);
+    out
+}
+
+fn header_block(sc: &Scanned, b: &Budgets, info: &RunInfo, shown: Shown) -> String {
+    let ratio = sc.chars as f64 / b.spill_limit.max(1) as f64;
+    let ratio = serde_json::Number::from_f64((ratio * 100.0).round() / 100.0)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number);
+    let h = Header {
+        chars: sc.chars,
+        bytes: sc.bytes,
+        lines: sc.lines,
+        signal_hits: sc.signals.hits(),
+        full_output: info.full_output.as_deref(),
+        spill_error: info.spill_error.as_deref(),
+        id: &info.id,
+        label: &info.label,
+        strategy: &info.strategy,
+        spill_ratio_chars: ratio,
+        unterminated_last_line: sc.unterminated,
+        binary: sc.binary,
+        head_lines_included: shown.head,
+        tail_lines_included: shown.tail,
+        tail_lines_dropped: shown.tail_dropped,
+        signal_lines_shown: shown.signals,
+        ansi_sequences_stripped: shown.ansi,
+        budget: b.budget,
+        interrupted: info.interrupted.as_deref(),
+        command: info.command.as_deref(),
+        exit_status: info.exit_status,
+        killed_by_signal: info.killed_by_signal.as_deref(),
+        duration_ms: info.duration_ms,
+        extra: &info.extra,
+    };
+    let json = terminal_safe_json(&serde_json::to_string(&h).expect("header serialises"));
+    format!("{HEADER_OPEN}\n{json}\n{HEADER_CLOSE}\n")
+}
+
+/// serde_json escapes only C0 controls; DEL, C1 controls and bidirectional
+/// overrides (from a command line, a path, an error) are escaped too, so the
+/// header is as safe on a terminal as the lines. Such characters can only
+/// occur inside JSON strings, where `\uXXXX` is valid.
+fn terminal_safe_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if matches!(c, '\u{7f}'..='\u{9f}' | '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn notes(sc: &Scanned, info: &RunInfo) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(sig) = &info.interrupted {
+        v.push(format!("--- interrupted by {sig}: this envelope covers only what arrived before it ---\n"));
+    }
+    if sc.bytes == 0 {
+        v.push("--- empty input: no bytes were read ---\n".to_string());
+    }
+    if sc.binary {
+        v.push("--- binary input: NUL bytes found; control bytes are shown escaped ---\n".to_string());
+    }
+    if let Some(e) = &info.spill_error {
+        let e: String = display(e.as_bytes()).text.chars().take(160).collect();
+        v.push(format!("--- full output NOT kept: {e} ---\n"));
+    }
+    for n in &info.notes {
+        let n: String = display(n.as_bytes()).text.chars().take(160).collect();
+        v.push(format!("--- {n} ---\n"));
+    }
+    v
+}
+
+fn head_marker(lines: u64, chars: u64) -> String {
+    format!("--- head {lines} lines ({chars} chars) ---\n")
+}
+
+fn gap_marker(from: u64, to: u64) -> String {
+    format!("--- lines {from}-{to} not shown ({} lines) ---\n", to + 1 - from)
+}
+
+fn signal_marker(shown: u64, hits: u64) -> String {
+    format!("--- signal lines ({shown} of {hits} shown) ---\n")
+}
+
+fn omitted_marker(k: u64) -> String {
+    format!("--- {k} more signal lines omitted; read full_output ---\n")
+}
+
+fn tail_marker(shown: u64, asked: u64) -> String {
+    format!("--- tail {shown}/{asked} lines ---\n")
+}
+
+struct HeadLine {
+    raw: Vec<u8>,
+    cut: bool,
+    text: String,
+}
+
+struct Head {
+    lines: Vec<HeadLine>,
+    used: usize,
+    ansi: u64,
+}
+
+/// Lines 1..=limit from the head arena, whole, while they fit in `room`;
+/// line 1 is shortened in the middle when it alone does not fit.
+fn choose_head(sc: &Scanned, limit: u64, room: usize) -> Head {
+    let mut head = Head { lines: Vec::new(), used: 0, ansi: 0 };
+    let mut rest = sc.head;
+    let mut lineno = 0u64;
+    while lineno < limit {
+        lineno += 1;
+        let body = match memchr::memchr(b'\n', rest) {
+            Some(k) => {
+                let line = &rest[..k];
+                rest = &rest[k + 1..];
+                LineBody::Whole(crate::stream::tail::strip_cr(line))
+            }
+            None if sc.head_is_all && !rest.is_empty() => {
+                let line = rest;
+                rest = &[];
+                LineBody::Whole(line)
+            }
+            None if lineno == 1 => match sc.first_line {
+                Some(l) => l.body(),
+                None => break,
+            },
+            None => break,
+        };
+        let left = room.saturating_sub(head.used);
+        let fitted = if lineno == 1 {
+            fit_or_shorten(body, left.saturating_sub(1), true)
+        } else {
+            fit_whole(body, left.saturating_sub(1), true)
+        };
+        let Some((text, chars, ansi)) = fitted else { break };
+        if chars + 1 > left {
+            break;
+        }
+        head.used += chars + 1;
+        head.ansi += ansi;
+        let (raw, cut) = match body {
+            LineBody::Whole(b) => (b.to_vec(), false),
+            LineBody::Cut { .. } => (Vec::new(), true),
+        };
+        head.lines.push(HeadLine { raw, cut, text });
+        if matches!(body, LineBody::Cut { .. }) {
+            break;
+        }
+    }
+    head
+}
+
+struct Tail {
+    /// (line number, text), oldest first.
+    lines: Vec<(u64, String)>,
+    used: usize,
+    ansi: u64,
+}
+
+/// The last `asked` lines, newest first, while they fit; the newest is
+/// always included, shortened in the middle when it must be.
+fn choose_tail(sc: &Scanned, asked: u64, room: usize) -> Tail {
+    let mut tail = Tail { lines: Vec::new(), used: 0, ansi: 0 };
+    for (i, line) in sc.tail.lines().rev().take(asked as usize).enumerate() {
+        let left = room.saturating_sub(tail.used);
+        let fitted = if i == 0 {
+            fit_or_shorten(line.body(), left.saturating_sub(1).max(MIN_LINE_ROOM), true)
+        } else {
+            fit_whole(line.body(), left.saturating_sub(1), true)
+        };
+        let Some((text, chars, ansi)) = fitted else { break };
+        if i > 0 && chars + 1 > left {
+            break;
+        }
+        tail.used += chars + 1;
+        tail.ansi += ansi;
+        tail.lines.push((line.lineno, text));
+    }
+    tail.lines.reverse();
+    tail
+}
+
+struct Signals {
+    entries: Vec<(u64, String)>,
+    used: usize,
+    ansi: u64,
+}
+
+/// Kept signal lines between the head and the tail, in priority order,
+/// while they fit.
+fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize) -> Signals {
+    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0 };
+    for line in sc.signals.by_priority() {
+        if line.lineno <= after || line.lineno >= before {
+            continue;
+        }
+        let prefix = format!("{}: ", line.lineno);
+        let Some((text, chars, ansi)) = fit_or_shorten(line.body(), SIGNAL_LINE_CHARS, false) else { continue };
+        let cost = prefix.len() + chars + 1;
+        if s.used + cost > room {
+            continue;
+        }
+        s.used += cost;
+        s.ansi += ansi;
+        s.entries.push((line.lineno, format!("{prefix}{text}\n")));
+    }
+    s
+}
+
+/// The line whole, if its display fits in `max` chars. `guard`: the line
+/// starts an output line, so marker imitations are escaped.
+fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
+    match body {
+        LineBody::Whole(b) => {
+            let d = line_display(b, guard);
+            let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
+            (chars <= max).then_some((d.text, chars, ansi))
+        }
+        LineBody::Cut { .. } => None,
+    }
+}
+
+/// The line whole if it fits, else shortened in the middle with a marker
+/// that counts the input characters cut, keeping more of its end.
+pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
+    if let Some(whole) = fit_whole(body, max, guard) {
+        return Some(whole);
+    }
+    let (pd, sd, total) = match body {
+        LineBody::Whole(b) => {
+            let d = line_display(b, guard);
+            let n = d.input_chars() as u64;
+            (d.clone(), d, n)
+        }
+        LineBody::Cut { prefix, suffix, chars, .. } => {
+            let mut pd = display(prefix);
+            let sd = display(suffix);
+            if guard && imitates_marker(&pd.text, &sd.text) {
+                pd.escape_first();
+            }
+            (pd, sd, chars)
+        }
+    };
+    Some(shorten(&pd, &sd, total, max))
+}
+
+fn line_display(b: &[u8], guard: bool) -> Display {
+    let mut d = display(b);
+    if guard && imitates_marker(&d.text, &d.text) {
+        d.escape_first();
+    }
+    d
+}
+
+/// Whether a line starting with `start` and ending with `end` could be
+/// taken for one of the envelope's own marker lines.
+fn imitates_marker(start: &str, end: &str) -> bool {
+    (start.starts_with("--- ") && end.trim_end().ends_with(" ---"))
+        || start.starts_with(HEADER_OPEN)
+        || start.starts_with(HEADER_CLOSE)
+}
+
+fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize, u64) {
+    let marker_max = cut_marker(total).chars().count();
+    let keep = max.saturating_sub(marker_max);
+    let a = keep / 3;
+    let b = keep - a;
+    let (ptext, pin, pdisp) = pd.prefix(a);
+    let (stext, sin, sdisp) = sd.suffix(b);
+    let cut = total.saturating_sub((pin + sin) as u64);
+    let marker = cut_marker(cut);
+    let mut s = String::with_capacity(ptext.len() + marker.len() + stext.len());
+    s.push_str(ptext);
+    s.push_str(&marker);
+    s.push_str(stext);
+    let chars = pdisp + marker.chars().count() + sdisp;
+    (s, chars, (pd.ansi_stripped + sd.ansi_stripped) as u64)
+}
+
+fn cut_marker(n: u64) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "[…{n} chars cut…]");
+    s
+}

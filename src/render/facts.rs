@@ -1,0 +1,10 @@
+//! Facts about a run that every header and the metadata record.
+
+/// Facts about a wrapped command, recorded in the header and metadata.
+#[derive(Debug, Clone, Default)]
+pub struct CommandInfo {
+    pub command: String,
+    pub exit_status: Option<i32>,
+    pub killed_by_signal: Option<i32>,
+    pub duration_ms: Option<u64>,
+}

@@ -1,0 +1,89 @@
+//! The ingest loop: one reader, one spill thread, one scanning consumer.
+//!
+//! Each block is handed by `Arc` to the spill thread first (so writing and
+//! hashing overlap with scanning), optionally copied to stdout (`--envelope
+//! never`), then scanned, and dropped; the spill thread sends heap blocks
+//! back for reuse. Nothing here stops early on an output problem: the
+//! producer must never see SIGPIPE, so stdin is drained to its end.
+
+use std::io::{self, Write};
+
+use crate::stream::input::{Next, Reader, Stop};
+use crate::stream::spill::{Spill, SpillResult, SpillTarget};
+
+/// Something that consumes the input stream block by block, in order.
+/// Blocks are borrowed: a sink copies only what it must keep.
+pub trait BlockSink {
+    fn feed(&mut self, block: &[u8]);
+}
+
+/// How the ingest ended.
+pub struct Ingest {
+    pub spill: SpillResult,
+    /// Set when a signal or the caller's stop condition ended the input.
+    pub stop: Option<Stop>,
+    /// Reading the input failed (the envelope covers what arrived).
+    pub read_error: Option<io::Error>,
+    /// Copying to stdout failed (`--envelope never`); reading went on.
+    pub tee_error: Option<io::Error>,
+}
+
+/// Observes progress (for `--progress`); called once per block.
+pub trait Progress {
+    fn update(&mut self, bytes: u64, lines: u64);
+    fn done(&mut self) {}
+}
+
+/// Reads `reader` to its end, spilling to `target` and feeding `sink`.
+pub fn ingest(
+    reader: Reader,
+    sink: &mut dyn BlockSink,
+    target: Option<SpillTarget>,
+    mut tee: Option<&mut dyn Write>,
+    mut progress: Option<&mut dyn Progress>,
+) -> Ingest {
+    let (spill, recycle) = Spill::start(target);
+    let mut reader = reader.with_recycle(recycle);
+    let mut stop = None;
+    let mut read_error = None;
+    let mut tee_error = None;
+    let mut bytes = 0u64;
+    let mut lines = 0u64;
+    loop {
+        match reader.next_block() {
+            Ok(Next::Block(block)) => {
+                spill.send(block.clone());
+                if let Some(out) = tee.as_deref_mut() {
+                    if let Err(e) = out.write_all(&block) {
+                        tee_error = Some(e);
+                        tee = None;
+                    }
+                }
+                sink.feed(&block);
+                if let Some(p) = progress.as_deref_mut() {
+                    bytes += block.len() as u64;
+                    lines += memchr::memchr_iter(b'\n', &block).count() as u64;
+                    p.update(bytes, lines);
+                }
+            }
+            Ok(Next::Eof) => break,
+            Ok(Next::Stopped(s)) => {
+                stop = Some(s);
+                break;
+            }
+            Err(e) => {
+                read_error = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some(out) = tee {
+        if let Err(e) = out.flush() {
+            tee_error.get_or_insert(e);
+        }
+    }
+    if let Some(p) = progress {
+        p.done();
+    }
+    Ingest { spill: spill.finish(), stop, read_error, tee_error }
+}

@@ -1,0 +1,355 @@
+//! One pass over the input blocks: byte, character and line counts, the
+//! head arena, the tail ring and the signal keeper.
+//!
+//! A block is split into three parts: the end of the line that was open
+//! when the previous block ended, the complete lines wholly inside the block
+//! (the *region*: counted, searched and tail-pushed with whole-block
+//! operations, never a call per line), and the start of the next open line.
+//! The open line is kept whole up to `LINE_CAP` bytes, then only as its two
+//! ends with exact counts, so no line length can grow memory.
+//!
+//! The result does not depend on how the input is split into blocks: the
+//! property tests feed the same input in random splits and compare.
+
+use memchr::{memchr, memchr_iter, memrchr};
+use regex::bytes::Regex;
+
+use crate::stream::line::{LineBody, StoredLine};
+use crate::stream::signal::SignalKeeper;
+use crate::stream::tail::{strip_cr, TailRing};
+use crate::text::utf8::CharCounter;
+
+/// An open line is kept contiguous (so the regex sees it whole) up to here.
+const LINE_CAP: usize = 1 << 20;
+/// Bytes of context kept across a block boundary to search a line longer
+/// than `LINE_CAP`: a signal match longer than this inside such a line can
+/// be missed (documented).
+const OVERLAP: usize = 4096;
+
+/// What the scanner keeps, derived from the budgets.
+#[derive(Debug, Clone)]
+pub struct ScanConfig {
+    pub budget: usize,
+    pub tail_lines: usize,
+    pub tail_budget: usize,
+    pub signal: Regex,
+}
+
+impl ScanConfig {
+    /// Bytes of the input's start kept raw: enough to pass through any
+    /// input of at most `budget` chars (a char is at most 4 bytes).
+    pub fn head_bytes(&self) -> usize {
+        4 * self.budget + 4
+    }
+    /// Bytes kept from each end of a long line.
+    fn piece(&self) -> usize {
+        (2 * self.budget).max(crate::stream::tail::piece_for(self.tail_budget))
+    }
+    /// Bytes kept from each end of an open line over `LINE_CAP`: a piece,
+    /// the slack `StoredLine::set` looks into for a character boundary, and
+    /// the `\r` of a CRLF (dropped at the line's end), so the kept ends come
+    /// out the same as when the line arrives whole in one block.
+    fn open_piece(&self) -> usize {
+        self.piece() + crate::stream::line::CUT_SLACK + 1
+    }
+}
+
+/// The line that is open across a block boundary.
+#[derive(Debug, Default)]
+struct OpenLine {
+    lineno: u64,
+    /// The whole line so far, or only its first `open_piece` bytes once
+    /// over cap.
+    buf: Vec<u8>,
+    over_cap: bool,
+    /// Once over cap: the last `open_piece` bytes.
+    suffix: Vec<u8>,
+    /// Once over cap: the last `OVERLAP` bytes, for boundary searches.
+    overlap: Vec<u8>,
+    bytes: u64,
+    /// Characters so far, the terminator included once seen.
+    chars: u64,
+    matched: bool,
+}
+
+#[derive(Debug)]
+pub struct Scanner {
+    cfg: ScanConfig,
+    bytes: u64,
+    newlines: u64,
+    chars: CharCounter,
+    last_byte: Option<u8>,
+    head: Vec<u8>,
+    /// Line 1, when it does not end inside the head arena.
+    first_line: Option<StoredLine>,
+    open: OpenLine,
+    tail: TailRing,
+    signals: SignalKeeper,
+    finished: bool,
+}
+
+/// The scanner's final figures and kept material, for the renderer.
+pub struct Scanned<'a> {
+    pub bytes: u64,
+    pub chars: u64,
+    pub lines: u64,
+    pub unterminated: bool,
+    pub binary: bool,
+    /// The first bytes of the input, raw.
+    pub head: &'a [u8],
+    /// True when `head` holds the whole input.
+    pub head_is_all: bool,
+    pub first_line: Option<&'a StoredLine>,
+    pub tail: &'a TailRing,
+    pub signals: &'a SignalKeeper,
+}
+
+impl Scanner {
+    pub fn new(cfg: ScanConfig) -> Scanner {
+        let tail = TailRing::new(cfg.tail_lines.max(1), cfg.tail_budget);
+        // Enough kept signal lines to fill any budget with short ones, but
+        // bounded: an entry is at least ~8 chars ("12: x\n").
+        let distinct = (cfg.budget / 16).clamp(16, 4096);
+        let signals = SignalKeeper::new(cfg.tail_lines + 32, distinct);
+        Scanner {
+            bytes: 0,
+            newlines: 0,
+            chars: CharCounter::new(),
+            last_byte: None,
+            head: Vec::new(),
+            first_line: None,
+            open: OpenLine { lineno: 1, ..OpenLine::default() },
+            tail,
+            signals,
+            finished: false,
+            cfg,
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn feed(&mut self, block: &[u8]) {
+        debug_assert!(!self.finished, "feed after finish");
+        if block.is_empty() {
+            return;
+        }
+        self.bytes += block.len() as u64;
+        self.last_byte = block.last().copied();
+        let head_cap = self.cfg.head_bytes();
+        if self.head.len() < head_cap {
+            let take = (head_cap - self.head.len()).min(block.len());
+            self.head.extend_from_slice(&block[..take]);
+        }
+        let Some(first_nl) = memchr(b'\n', block) else {
+            self.extend_open(block);
+            return;
+        };
+        self.extend_open(&block[..=first_nl]);
+        self.close_open(true);
+        let rest = &block[first_nl + 1..];
+        match memrchr(b'\n', rest) {
+            Some(last_nl) => {
+                self.scan_region(&rest[..=last_nl]);
+                self.open.lineno = self.newlines + 1;
+                self.extend_open(&rest[last_nl + 1..]);
+            }
+            None => self.extend_open(rest),
+        }
+    }
+
+    /// Ends the input: the open line, if any, is the unterminated last one.
+    pub fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let before = self.chars.chars();
+        self.chars.finish();
+        self.open.chars += self.chars.chars() - before;
+        if self.open.bytes > 0 {
+            self.close_open(false);
+        }
+    }
+
+    pub fn result(&self) -> Scanned<'_> {
+        let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
+        Scanned {
+            bytes: self.bytes,
+            chars: self.chars.chars(),
+            lines: self.newlines + unterminated as u64,
+            unterminated,
+            binary: self.chars.saw_nul(),
+            head: &self.head,
+            head_is_all: self.bytes == self.head.len() as u64,
+            first_line: self.first_line.as_ref(),
+            tail: &self.tail,
+            signals: &self.signals,
+        }
+    }
+
+    /// Appends a segment (possibly ending with the line's `\n`) to the open
+    /// line.
+    fn extend_open(&mut self, seg: &[u8]) {
+        if seg.is_empty() {
+            return;
+        }
+        self.open.chars += self.chars.feed(seg);
+        let content = seg.strip_suffix(b"\n").unwrap_or(seg);
+        if content.is_empty() {
+            return;
+        }
+        let o = &mut self.open;
+        o.bytes += content.len() as u64;
+        if !o.over_cap {
+            o.buf.extend_from_slice(content);
+            if o.buf.len() > LINE_CAP {
+                self.spill_open_over_cap();
+            }
+            return;
+        }
+        if !o.matched {
+            // Search the kept end of the line followed by this segment: the
+            // kept bytes give look-behind context at the seam, and a match
+            // too close to the segment's end is left for the next round,
+            // when the bytes after it (look-ahead context) are known.
+            let mut hay = std::mem::take(&mut o.overlap);
+            let context = hay.len().min(4);
+            hay.extend_from_slice(content);
+            o.matched = match_clear_of_end(&self.cfg.signal, &hay, context);
+            push_last(&mut hay, &[], OVERLAP);
+            self.open.overlap = hay;
+        } else {
+            push_last(&mut o.overlap, content, OVERLAP);
+        }
+        let o = &mut self.open;
+        push_last(&mut o.suffix, content, self.cfg.open_piece());
+    }
+
+    /// The open line just passed LINE_CAP: search what we have, keep its
+    /// two ends only.
+    fn spill_open_over_cap(&mut self) {
+        let piece = self.cfg.open_piece();
+        let o = &mut self.open;
+        o.matched = match_clear_of_end(&self.cfg.signal, &o.buf, 0);
+        o.over_cap = true;
+        o.suffix.clear();
+        push_last(&mut o.suffix, &o.buf, piece);
+        o.overlap.clear();
+        push_last(&mut o.overlap, &o.buf, OVERLAP);
+        o.buf.truncate(piece);
+    }
+
+    /// Hands the open line to the consumers and starts the next one.
+    fn close_open(&mut self, terminated: bool) {
+        let mut o = std::mem::take(&mut self.open);
+        if terminated {
+            o.chars -= 1; // the '\n'
+            self.newlines += 1;
+        }
+        let lineno = o.lineno;
+        let has_cr = if o.over_cap { o.suffix.last() == Some(&b'\r') } else { o.buf.last() == Some(&b'\r') };
+        if terminated && has_cr {
+            o.chars -= 1;
+            o.bytes -= 1;
+            if o.over_cap {
+                o.suffix.pop();
+            } else {
+                o.buf.pop();
+            }
+        }
+        let body = if o.over_cap {
+            LineBody::Cut { prefix: &o.buf, suffix: &o.suffix, bytes: o.bytes, chars: o.chars }
+        } else {
+            LineBody::Whole(&o.buf)
+        };
+        let matched = if !o.over_cap {
+            self.cfg.signal.is_match(&o.buf)
+        } else if o.matched {
+            true
+        } else {
+            // The last round: the line's true end is now known.
+            let end =
+                if terminated && has_cr { &o.overlap[..o.overlap.len().saturating_sub(1)] } else { &o.overlap[..] };
+            let context = end.len().min(4);
+            self.cfg.signal.find_at(end, context).is_some()
+        };
+        if matched {
+            self.signals.offer(lineno, body);
+        }
+        if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
+            self.first_line = Some(StoredLine::new(1, body, self.cfg.piece()));
+        }
+        self.tail.push(lineno, body);
+        // Reuse the allocation for the next open line.
+        let mut buf = o.buf;
+        buf.clear();
+        self.open = OpenLine { lineno: self.newlines + 1, buf, ..OpenLine::default() };
+    }
+
+    /// Complete lines wholly inside one block: whole-block operations only.
+    fn scan_region(&mut self, region: &[u8]) {
+        let first = self.newlines + 1;
+        let count = memchr_iter(b'\n', region).count() as u64;
+        self.chars.feed(region);
+        self.search_region(region, first);
+        self.tail.push_region(region, first, count);
+        self.newlines += count;
+    }
+
+    /// Finds the matching lines of a region with whole-region regex
+    /// searches (the regex's literal prefilter does the work), mapping each
+    /// match to its line with memchr.
+    fn search_region(&mut self, region: &[u8], first: u64) {
+        let re = &self.cfg.signal;
+        let mut pos = 0;
+        let mut counted = 0;
+        let mut lineno = first;
+        while pos < region.len() {
+            let Some(m) = re.find_at(region, pos) else { break };
+            let s = m.start();
+            if s >= region.len() {
+                break;
+            }
+            let line_start = memrchr(b'\n', &region[pos..s]).map_or(pos, |k| pos + k + 1);
+            let line_end = s + memchr(b'\n', &region[s..]).expect("a region ends with a newline");
+            lineno += memchr_iter(b'\n', &region[counted..line_start]).count() as u64;
+            counted = line_start;
+            let line = strip_cr(&region[line_start..line_end]);
+            // A match that runs past the line's content (into its `\r\n`
+            // or the next line) proves nothing: test the line alone.
+            if m.end() <= line_start + line.len() || re.is_match(line) {
+                self.signals.offer(lineno, LineBody::Whole(line));
+            }
+            pos = line_end + 1;
+        }
+    }
+}
+
+/// Whether `re` matches in `hay` at or after `start` (earlier bytes are
+/// look-behind context only) with a match ending at least one full
+/// character before the end of `hay`, whose end is not the line's end.
+fn match_clear_of_end(re: &Regex, hay: &[u8], start: usize) -> bool {
+    re.find_at(hay, start).is_some_and(|m| m.end() + 4 <= hay.len())
+}
+
+/// Keeps in `dst` the last `cap` bytes of `dst ++ src`.
+fn push_last(dst: &mut Vec<u8>, src: &[u8], cap: usize) {
+    if src.len() >= cap {
+        dst.clear();
+        dst.extend_from_slice(&src[src.len() - cap..]);
+        return;
+    }
+    let total = dst.len() + src.len();
+    if total > cap {
+        dst.drain(..total - cap);
+    }
+    dst.extend_from_slice(src);
+}
+
+impl crate::stream::ingest::BlockSink for Scanner {
+    fn feed(&mut self, block: &[u8]) {
+        Scanner::feed(self, block);
+    }
+}

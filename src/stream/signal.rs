@@ -1,0 +1,158 @@
+//! Signal lines: the matcher, and the bounded keeper that decides which of
+//! the matching lines can be shown.
+//!
+//! Every hit is counted. What is kept is bounded by count and by bytes:
+//! - the first signal line (where trouble started);
+//! - the most recent ones (nearest the verdict), in a ring;
+//! - the first occurrence of each distinct *shape* (the line with digits
+//!   folded, so `error at 0x1f` and `error at 0x2a` are one shape), so a
+//!   thousand repeats of one error cannot crowd out a different one.
+//!
+//! At render time the envelope picks, in this priority: first, last, the few
+//! before the last, distinct shapes in input order, then the other recent
+//! ones; and prints the chosen ones in input order.
+
+use std::collections::{HashSet, VecDeque};
+
+use regex::bytes::Regex;
+
+use crate::stream::line::{LineBody, StoredLine};
+
+/// The default signal pattern (case-insensitive, Unicode word boundaries).
+pub const DEFAULT_SIGNAL: &str = r"\b(error|failed|failure|fatal|panic|exception)\b";
+
+/// Characters a signal line may take before it is shortened in the middle.
+pub const SIGNAL_LINE_CHARS: usize = 300;
+/// Bytes kept from each end of a long signal line (enough for 300 chars).
+const PIECE: usize = 4 * SIGNAL_LINE_CHARS / 2;
+
+/// Builds the line matcher: the default, or the user's regex, in multi-line
+/// CRLF-aware mode so `^`/`$` mean the ends of a line.
+pub fn matcher(user: Option<&str>) -> Result<Regex, regex::Error> {
+    let pat = match user {
+        Some(p) => format!("(?mR:{p})"),
+        None => format!("(?miR:{DEFAULT_SIGNAL})"),
+    };
+    regex::bytes::RegexBuilder::new(&pat).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
+}
+
+#[derive(Debug)]
+pub struct SignalKeeper {
+    hits: u64,
+    first: Option<StoredLine>,
+    recent: VecDeque<StoredLine>,
+    recent_cap: usize,
+    distinct: Vec<StoredLine>,
+    distinct_cap: usize,
+    seen: HashSet<u64>,
+    seen_cap: usize,
+}
+
+impl SignalKeeper {
+    /// `recent` most recent hits are kept, and up to `distinct` shapes.
+    pub fn new(recent: usize, distinct: usize) -> SignalKeeper {
+        SignalKeeper {
+            hits: 0,
+            first: None,
+            recent: VecDeque::with_capacity(recent),
+            recent_cap: recent.max(1),
+            distinct: Vec::new(),
+            distinct_cap: distinct,
+            seen: HashSet::new(),
+            seen_cap: 1 << 16,
+        }
+    }
+
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    pub fn offer(&mut self, lineno: u64, body: LineBody) {
+        self.hits += 1;
+        if self.first.is_none() {
+            self.first = Some(StoredLine::new(lineno, body, PIECE));
+            self.seen.insert(shape(body));
+            return;
+        }
+        let sh = shape(body);
+        if self.distinct.len() < self.distinct_cap && self.seen.len() < self.seen_cap && self.seen.insert(sh) {
+            self.distinct.push(StoredLine::new(lineno, body, PIECE));
+        }
+        if self.recent.len() == self.recent_cap {
+            let mut old = self.recent.pop_front().expect("full ring");
+            old.set(lineno, body, PIECE);
+            self.recent.push_back(old);
+        } else {
+            self.recent.push_back(StoredLine::new(lineno, body, PIECE));
+        }
+    }
+
+    /// Line numbers of the most recent hits (a superset of the signal
+    /// lines among the tail's lines).
+    pub fn recent_linenos(&self) -> impl Iterator<Item = u64> + '_ {
+        self.recent.iter().map(|l| l.lineno).chain(self.first.iter().map(|l| l.lineno))
+    }
+
+    pub fn first_lineno(&self) -> Option<u64> {
+        self.first.as_ref().map(|l| l.lineno)
+    }
+
+    /// Kept lines in priority order (see the module doc), each once.
+    pub fn by_priority(&self) -> Vec<&StoredLine> {
+        let candidates = self
+            .first
+            .iter()
+            .chain(self.recent.iter().rev().take(4))
+            .chain(self.distinct.iter())
+            .chain(self.recent.iter().rev());
+        let mut taken: HashSet<u64> = HashSet::new();
+        candidates.filter(|l| taken.insert(l.lineno)).collect()
+    }
+}
+
+/// A cheap hash of the line's first bytes with ASCII digits folded.
+fn shape(body: LineBody) -> u64 {
+    let head = match body {
+        LineBody::Whole(b) => b,
+        LineBody::Cut { prefix, .. } => prefix,
+    };
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in head.iter().take(256) {
+        let b = if b.is_ascii_digit() { b'0' } else { b };
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_matcher_is_case_insensitive_and_word_bounded() {
+        let re = matcher(None).unwrap();
+        assert!(re.is_match(b"BUILD FAILED"));
+        assert!(re.is_match(b"error: x"));
+        assert!(!re.is_match(b"errors: 0"));
+        assert!(!re.is_match(b"terror"));
+        assert!(!re.is_match(b"thread 'main' panicked"));
+        assert!(re.is_match(b"panic: oops"));
+    }
+
+    #[test]
+    fn keeps_first_last_and_distinct_shapes() {
+        let mut k = SignalKeeper::new(3, 10);
+        k.offer(1, LineBody::Whole(b"error: first"));
+        for i in 2..100u64 {
+            let s = format!("error at {i}");
+            k.offer(i, LineBody::Whole(s.as_bytes()));
+        }
+        k.offer(100, LineBody::Whole(b"fatal: different"));
+        assert_eq!(k.hits(), 100);
+        let p: Vec<u64> = k.by_priority().iter().map(|l| l.lineno).collect();
+        assert_eq!(p[0], 1);
+        assert_eq!(p[1], 100);
+        assert!(p.contains(&2), "the first of the repeated shape: {p:?}");
+        assert!(p.len() <= 1 + 3 + 10);
+    }
+}
