@@ -28,11 +28,12 @@ VERSIONS=$FIX/VERSIONS.txt
 
 # Pinned versions (where the registry lets us pin).
 PYTEST_VERSION=9.0.2
-JEST_VERSION=30.2.0
-VITEST_VERSION=3.2.4
+JEST_VERSION=30.5.2
+VITEST_VERSION=4.1.12   # vitest 5 needs node 22; Debian/our node is 20
 TYPESCRIPT_VERSION=5.9.3
-ESLINT_VERSION=9.39.1
-PNPM_VERSION=10.23.0
+TYPESCRIPT7_VERSION=7.0.2   # the native (Go) compiler
+ESLINT_VERSION=10.16.0
+PNPM_VERSION=12.23.0
 
 # A stable environment: no colour forcing inherited from the caller, no CI
 # mode unless a case asks for it, English messages unless a case asks.
@@ -209,6 +210,86 @@ if want clang; then
   version ninja ninja --version
   capture clang cmake-ninja 'cmake -S . -B build -G Ninja -DCMAKE_C_COMPILER=clang && cmake --build build --parallel 1'
   capture_from clang cmake-ninja-keep-going cmake-ninja 'cmake -S . -B build -G Ninja -DCMAKE_C_COMPILER=clang >/dev/null && ninja -C build -j 1 -k 0'
+fi
+
+#---------------------------------------------------------------------------
+# node: jest, vitest, tsc, eslint, npm, pnpm (one shared node_modules in the
+# scratch dir, symlinked into each staged project)
+#---------------------------------------------------------------------------
+NODE_FAMS=0
+for f in jest vitest tsc eslint npm pnpm; do want $f && NODE_FAMS=1; done
+if [ $NODE_FAMS -eq 1 ]; then
+  have node || apt_install nodejs npm
+  NM=$TOOLS/node
+  mkdir -p "$NM"
+  [ -f "$NM/package.json" ] || printf '{"name":"outbox-fixture-tools","private":true}\n' >"$NM/package.json"
+  node_pkgs=("jest@$JEST_VERSION" "vitest@$VITEST_VERSION" "typescript@$TYPESCRIPT_VERSION" "eslint@$ESLINT_VERSION" "pnpm@$PNPM_VERSION")
+  need=0
+  for p in "${node_pkgs[@]}"; do
+    name=${p%@*}; ver=${p##*@}
+    got=$(node -p "require('$NM/node_modules/$name/package.json').version" 2>/dev/null || true)
+    [ "$got" = "$ver" ] || need=1
+  done
+  if [ $need -eq 1 ]; then
+    (cd "$NM" && npm install --no-audit --no-fund --save-exact "${node_pkgs[@]}" >&2)
+  fi
+  if [ ! -x "$TOOLS/node7/node_modules/.bin/tsc" ] || ! "$TOOLS/node7/node_modules/.bin/tsc" --version 2>/dev/null | grep -q "$TYPESCRIPT7_VERSION"; then
+    mkdir -p "$TOOLS/node7"
+    [ -f "$TOOLS/node7/package.json" ] || printf '{"name":"outbox-fixture-tsc7","private":true}\n' >"$TOOLS/node7/package.json"
+    (cd "$TOOLS/node7" && npm install --no-audit --no-fund --save-exact "typescript@$TYPESCRIPT7_VERSION" >&2) || true
+  fi
+  BIN=$NM/node_modules/.bin
+  version node node --version
+  version npm npm --version
+  version jest "$BIN/jest" --version
+  version vitest "$BIN/vitest" --version
+  version tsc "$BIN/tsc" --version
+  version tsc7 "$TOOLS/node7/node_modules/.bin/tsc" --version
+  version eslint "$BIN/eslint" --version
+  version pnpm "$BIN/pnpm" --version
+fi
+# node_capture FAMILY CASE SOURCE_CASE COMMAND: stage SOURCE_CASE's sources as
+# CASE, link the shared node_modules in, and capture.
+node_capture() {
+  local fam=$1 case=$2 src=$3 cmd=$4
+  stage "$fam" "$case"
+  cp -a "$FIX/$fam/$src/." "$SCRATCH/$fam/$case/"
+  ln -sfn "$NM/node_modules" "$SCRATCH/$fam/$case/node_modules"
+  run_capture "$fam" "$case" "$cmd"
+}
+if want jest; then
+  node_capture jest failures failures 'npm test'
+  node_capture jest failures-color failures "$BIN/jest --colors"
+  node_capture jest passing failures "$BIN/jest misc.test.js"
+fi
+if want vitest; then
+  node_capture vitest failures failures 'npm test'
+  node_capture vitest failures-color failures "FORCE_COLOR=1 $BIN/vitest run"
+  node_capture vitest passing failures "$BIN/vitest run stack.test.js -t 'pushes'"
+fi
+if want tsc; then
+  node_capture tsc errors errors "$BIN/tsc -p ."
+  node_capture tsc errors-pretty errors "$BIN/tsc -p . --pretty"
+  if [ -x "$TOOLS/node7/node_modules/.bin/tsc" ]; then
+    node_capture tsc errors-tsc7 errors "$TOOLS/node7/node_modules/.bin/tsc -p ."
+  else
+    not_capturable tsc errors-tsc7 "typescript@$TYPESCRIPT7_VERSION did not install"
+  fi
+fi
+if want eslint; then
+  node_capture eslint problems problems "$BIN/eslint src"
+  node_capture eslint problems-unix problems "$BIN/eslint --format unix src"
+  node_capture eslint clean problems "$BIN/eslint src/error-handling.js"
+fi
+if want npm; then
+  node_capture npm script-failure script-failure 'npm run build'
+  node_capture npm missing-script script-failure 'npm run deploy'
+  node_capture npm ci-without-lockfile script-failure 'rm -f node_modules && npm ci --offline'
+  node_capture npm script-success script-failure 'npm run lint'
+fi
+if want pnpm; then
+  node_capture pnpm script-failure script-failure "$BIN/pnpm run build"
+  node_capture pnpm missing-script script-failure "$BIN/pnpm run deploy"
 fi
 
 #---------------------------------------------------------------------------

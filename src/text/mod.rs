@@ -3,4 +3,5 @@
 
 pub mod sanitize;
 pub mod size;
+pub mod stderr;
 pub mod utf8;
