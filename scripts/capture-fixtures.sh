@@ -263,9 +263,9 @@ if want jest; then
   node_capture jest passing failures "$BIN/jest misc.test.js"
 fi
 if want vitest; then
-  node_capture vitest failures failures 'npm test'
+  node_capture vitest failures failures 'NO_COLOR=1 npm test'
   node_capture vitest failures-color failures "FORCE_COLOR=1 $BIN/vitest run"
-  node_capture vitest passing failures "$BIN/vitest run stack.test.js -t 'pushes'"
+  node_capture vitest passing failures "NO_COLOR=1 $BIN/vitest run stack.test.js -t 'pushes'"
 fi
 if want tsc; then
   node_capture tsc errors errors "$BIN/tsc -p ."
@@ -278,7 +278,7 @@ if want tsc; then
 fi
 if want eslint; then
   node_capture eslint problems problems "$BIN/eslint src"
-  node_capture eslint problems-unix problems "$BIN/eslint --format unix src"
+  node_capture eslint warnings-only problems "$BIN/eslint --rule '{\"no-dupe-keys\": \"warn\"}' src/config.js"
   node_capture eslint clean problems "$BIN/eslint src/error-handling.js"
 fi
 if want npm; then
@@ -290,6 +290,80 @@ fi
 if want pnpm; then
   node_capture pnpm script-failure script-failure "$BIN/pnpm run build"
   node_capture pnpm missing-script script-failure "$BIN/pnpm run deploy"
+fi
+
+#---------------------------------------------------------------------------
+# java: javac, a java exception, maven (offline, plugins from Debian's
+# /usr/share/maven-repo copied, links resolved, into the scratch dir)
+#---------------------------------------------------------------------------
+if want javac || want java || want maven; then
+  have javac || apt_install openjdk-17-jdk-headless
+  version javac javac -version
+  version java java -version
+fi
+if want javac; then
+  capture javac errors 'javac -Xlint:all -d out *.java'
+  capture_from javac errors-ja errors 'javac -J-Duser.language=ja -J-Duser.country=JP -Xlint:all -d out *.java'
+fi
+if want java; then
+  capture java exception 'javac -d out App.java && java -cp out App'
+fi
+if want maven; then
+  apt_install maven libmaven-compiler-plugin-java libmaven-resources-plugin-java \
+    libmaven-jar-plugin-java libsurefire-java junit4 maven-debian-helper
+  if [ ! -f "$TOOLS/m2/.copied" ]; then
+    rm -rf "$TOOLS/m2"
+    cp -rL /usr/share/maven-repo "$TOOLS/m2"
+    touch "$TOOLS/m2/.copied"
+  fi
+  version maven mvn -v
+  MVN="mvn -o -B -Dmaven.repo.local=$TOOLS/m2"
+  capture maven compile-failure "$MVN compile"
+  capture maven test-failure "$MVN test"
+  capture_from maven build-success test-failure "$MVN compile"
+fi
+
+#---------------------------------------------------------------------------
+# gradle: Debian 12's gradle 4.4.1 (old, but it runs on Java 17 for these
+# cases), offline, JUnit 4 from /usr/share/java through a flatDir repository.
+#---------------------------------------------------------------------------
+if want gradle; then
+  apt_install gradle junit4 libhamcrest-java
+  version gradle bash -c 'gradle --version 2>/dev/null | grep "^Gradle"'
+  GRADLE="gradle --offline --console=plain --no-daemon -g $TOOLS/gradle-home"
+  capture gradle build-failure "$GRADLE build"
+  capture gradle test-failure "$GRADLE build"
+  capture_from gradle build-success test-failure "$GRADLE assemble"
+  # A --no-daemon build still leaves a single-use daemon for a few seconds:
+  # stop only daemons of our own gradle home.
+  $GRADLE --stop >/dev/null 2>&1 || true
+fi
+
+#---------------------------------------------------------------------------
+# rubocop (Debian package; rubygems.org is not reachable)
+#---------------------------------------------------------------------------
+if want rubocop; then
+  apt_install rubocop
+  version rubocop rubocop --version
+  capture rubocop offenses 'rubocop --no-color --cache false'
+  capture_from rubocop offenses-color offenses 'rubocop --color --cache false'
+fi
+
+#---------------------------------------------------------------------------
+# families that cannot be captured on this machine
+#---------------------------------------------------------------------------
+if want docker; then
+  not_capturable docker build "no docker engine runs here (and Debian's docker.io needs a daemon with privileges)"
+fi
+if want dotnet; then
+  if apt-cache policy dotnet-sdk-8.0 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    not_capturable dotnet build "dotnet-sdk-8.0 is in apt but no capture is scripted yet"
+  else
+    not_capturable dotnet build "dotnet-sdk is not in Debian 12's archive and Microsoft's feed is not reachable"
+  fi
+fi
+if want terraform; then
+  not_capturable terraform plan "terraform is not in Debian; its npm/PyPI wrappers download the binary from HashiCorp at install time, which is not reachable"
 fi
 
 #---------------------------------------------------------------------------
