@@ -30,6 +30,8 @@ pub struct Ingest {
 
 /// Observes progress (for `--progress`); called once per block.
 pub trait Progress {
+    /// The input's size when it is known (a regular file), before reading.
+    fn total(&mut self, _bytes: Option<u64>) {}
     fn update(&mut self, bytes: u64, lines: u64);
     fn done(&mut self) {}
 }
@@ -42,6 +44,9 @@ pub fn ingest(
     mut tee: Option<&mut dyn Write>,
     mut progress: Option<&mut dyn Progress>,
 ) -> Ingest {
+    if let Some(p) = progress.as_deref_mut() {
+        p.total(reader.remaining());
+    }
     let (spill, recycle) = Spill::start(target);
     let mut reader = reader.with_recycle(recycle);
     let mut stop = None;

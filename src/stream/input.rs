@@ -116,6 +116,15 @@ impl Reader {
         Reader::new(file, false, false)
     }
 
+    /// Bytes left to read when the input is a regular file (for a progress
+    /// meter's percentage); None for pipes and terminals.
+    pub fn remaining(&self) -> Option<u64> {
+        match file_kind(self.file.as_raw_fd()) {
+            FdKind::Regular { pos, size } => Some(size.saturating_sub(pos)),
+            _ => None,
+        }
+    }
+
     fn new(file: ManuallyDrop<File>, owned: bool, use_mmap: bool) -> Reader {
         let fd = file.as_raw_fd();
         let kind = match file_kind(fd) {

@@ -1,71 +1,73 @@
-//! `--progress`: bytes, lines and rate on stderr while reading, redrawn at
-//! most five times a second, and only when stderr is a terminal (a log file
-//! or an agent's capture never receives carriage-return noise).
+//! `--progress`: bytes, lines, rate and elapsed time on stderr while
+//! reading; with a regular file on stdin also the percentage and the time
+//! left. Drawn by indicatif at most a few times a second, only when stderr
+//! is a terminal (a log file or an agent's capture never receives
+//! carriage-return noise), and cleared before the envelope prints so the
+//! envelope is never interleaved with a half-drawn bar.
 
-use std::io::Write;
-use std::time::{Duration, Instant};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::stream::ingest::Progress;
 
 pub struct Meter {
-    start: Instant,
-    last: Instant,
-    drawn: bool,
-    bytes: u64,
-    lines: u64,
+    bar: ProgressBar,
 }
 
 impl Meter {
     /// A meter on stderr, or None when stderr is not a terminal.
     pub fn stderr() -> Option<Meter> {
-        let tty = unsafe { libc::isatty(2) } == 1;
-        tty.then(|| {
-            let now = Instant::now();
-            Meter { start: now, last: now, drawn: false, bytes: 0, lines: 0 }
-        })
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(5));
+        bar.set_style(streaming_style());
+        bar.set_message("0");
+        bar.enable_steady_tick(Duration::from_millis(200));
+        // A first frame at once: a short run still shows what it read.
+        bar.tick();
+        Some(Meter { bar })
     }
+}
 
-    fn draw(&mut self) {
-        let secs = self.start.elapsed().as_secs_f64().max(1e-3);
-        let rate = self.bytes as f64 / secs;
-        let mut err = std::io::stderr().lock();
-        let _ =
-            write!(err, "\r\x1b[Koutbox: {} read, {} lines, {}/s", human(self.bytes as f64), self.lines, human(rate));
-        let _ = err.flush();
-        self.drawn = true;
-    }
+fn streaming_style() -> ProgressStyle {
+    ProgressStyle::with_template("outbox: {binary_bytes} read, {msg} lines, {binary_bytes_per_sec}, {elapsed}")
+        .expect("a valid progress template")
+}
+
+fn file_style() -> ProgressStyle {
+    ProgressStyle::with_template(
+        "outbox: {binary_bytes}/{binary_total_bytes} ({percent}%), {msg} lines, {binary_bytes_per_sec}, {elapsed}, {eta} left",
+    )
+    .expect("a valid progress template")
 }
 
 impl Progress for Meter {
-    fn update(&mut self, bytes: u64, lines: u64) {
-        self.bytes = bytes;
-        self.lines = lines;
-        if self.last.elapsed() >= Duration::from_millis(200) {
-            self.last = Instant::now();
-            self.draw();
+    fn total(&mut self, bytes: Option<u64>) {
+        if let Some(n) = bytes.filter(|&n| n > 0) {
+            self.bar.set_length(n);
+            self.bar.set_style(file_style());
+            self.bar.tick();
         }
+    }
+
+    fn update(&mut self, bytes: u64, lines: u64) {
+        self.bar.set_position(bytes);
+        self.bar.set_message(lines.to_string());
     }
 
     fn done(&mut self) {
-        if self.drawn || self.bytes > 0 {
-            self.draw();
-            let _ = writeln!(std::io::stderr());
-        }
+        self.bar.finish_and_clear();
     }
 }
 
-/// 1536 -> "1.5 KiB".
-pub fn human(n: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
+impl Drop for Meter {
+    fn drop(&mut self) {
+        // An interrupted run must not leave a bar drawn over the envelope.
+        if !self.bar.is_finished() {
+            self.bar.finish_and_clear();
+        }
     }
 }

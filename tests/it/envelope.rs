@@ -394,3 +394,57 @@ fn header_has_every_key_the_contract_names_and_they_agree_with_the_body() {
     assert_eq!((lines.len() - tail_at - 1) as u64, shown);
     assert_eq!(lines.last(), Some(&"line 5000 of the log"));
 }
+
+/// `--progress` draws on a terminal (with a percentage and the time left
+/// for a regular file on stdin) and clears its line before the envelope.
+#[test]
+fn progress_draws_on_a_terminal_and_says_how_much_of_a_file_is_read() {
+    use std::io::Read;
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("input.txt");
+    let data: String = (0..200_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(&path, &data).unwrap();
+    let (mut master, slave) = util::pty();
+    let mut cmd = Command::new(util::bin());
+    cmd.args(["--progress", "--budget", "2000"])
+        .env("OUTBOX_DIR", store.path())
+        .stdin(Stdio::from(std::fs::File::open(&path).unwrap()))
+        .stderr(Stdio::from(slave))
+        .stdout(Stdio::piped());
+    let child = cmd.spawn().expect("spawn outbox");
+    drop(cmd);
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let out = child.wait_with_output().unwrap();
+    let drawn = reader.join().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(drawn.contains("outbox: "), "a frame was drawn: {drawn:?}");
+    assert!(drawn.contains("%)") && drawn.contains("left"), "a file shows a percentage and the time left: {drawn:?}");
+    // The bar's line is erased at the end (carriage return + erase line).
+    assert!(
+        drawn.trim_end_matches(['\r', '\n']).ends_with("\x1b[2K") || drawn.ends_with("\r\x1b[2K"),
+        "cleared: {drawn:?}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("<<<OUTBOX-HEADER"), "{text}");
+    assert!(text.contains("line 199999"));
+}
+
+#[test]
+fn progress_is_silent_when_stderr_is_not_a_terminal() {
+    let store = Store::new();
+    let data: String = (0..50_000).map(|i| format!("line {i}\n")).collect();
+    let out = run(&store, &["--progress"], data.as_bytes());
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

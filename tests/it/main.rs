@@ -3,6 +3,7 @@
 mod util;
 
 mod check;
+mod cli;
 mod envelope;
 mod faults;
 mod fuzz_regressions;

@@ -42,6 +42,11 @@ pub fn run(store: &Store, args: &[&str], input: &[u8]) -> Output {
 }
 
 pub fn run_cmd(mut cmd: Command, input: &[u8]) -> Output {
+    // The developer's own configuration must not decide a test's outcome;
+    // tests of the configuration set XDG_CONFIG_HOME themselves.
+    if !cmd.get_envs().any(|(k, _)| k == "XDG_CONFIG_HOME") {
+        cmd.env("OUTBOX_CONFIG", "/dev/null");
+    }
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn outbox");
     let mut stdin = child.stdin.take().unwrap();

@@ -4,26 +4,46 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use std::io::Write;
+
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command};
+use crate::config::Config;
 
 pub fn main() -> ExitCode {
     // args_os: arguments that are not UTF-8 must not panic.
-    let cli = match Cli::try_parse_from(std::env::args_os()) {
-        Ok(cli) => cli,
+    let parsed = Cli::command().try_get_matches_from(std::env::args_os()).and_then(|m| {
+        let cli = Cli::from_arg_matches(&m)?;
+        Ok((cli, m))
+    });
+    let (mut cli, matches) = match parsed {
+        Ok(p) => p,
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // A bad configuration file is a usage error, like a bad flag: say
+    // which file and which key, and run nothing.
+    let config = match Config::load() {
+        Ok(c) => c,
+        Err(e) => {
+            outbox::say!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    config.apply(&mut cli, &matches);
+    if matches!(cli.command, Some(Command::Config)) {
+        return print(&config.report(&matches));
+    }
     let wrapping = cli.command.is_none() && !cli.wrap.is_empty();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("outbox: error: {e}");
+            outbox::say!("error: {e}");
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                outbox::text::stderr::say_raw(format_args!("  caused by: {cause}"));
             }
             // In wrap mode a failure of outbox itself is 125 (as GNU timeout).
             ExitCode::from(if wrapping { 125 } else { 1 })
@@ -47,7 +67,36 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Check(a)) => outbox::notes::check::run(&a.into()).map(code),
         Some(Command::Init(a)) => crate::integrate::shell::run(&a).map(code),
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
+        Some(Command::Config) => Ok(0),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "outbox", &mut out);
+            Ok(write_stdout(&out))
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+            Ok(write_stdout(&out))
+        }
         None if !cli.wrap.is_empty() => crate::wrap::run(&cli.envelope.options()?, &cli.wrap),
         None => outbox::session::run_stdin(&cli.envelope.options()?),
+    }
+}
+
+fn print(text: &str) -> ExitCode {
+    ExitCode::from(write_stdout(text.as_bytes()))
+}
+
+/// Writes generated text to stdout; a reader that went away (`| head`) is
+/// not an error.
+fn write_stdout(bytes: &[u8]) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            outbox::say!("error: cannot write to stdout: {e}");
+            1
+        }
     }
 }

@@ -85,6 +85,19 @@ pub enum Command {
     /// Agent hooks: `outbox hook claude-code` rewrites matching Bash tool
     /// calls to `outbox -- CMD`.
     Hook(crate::integrate::hook::HookArgs),
+    /// Print the settings in force (budget, tail, signal, commands) and
+    /// where each came from: command line, environment, configuration
+    /// file, or default.
+    Config,
+    /// Print a shell completion script: `outbox completions bash >
+    /// ~/.local/share/bash-completion/completions/outbox`.
+    Completions {
+        /// Shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `outbox man | man -l -`.
+    Man,
 }
 
 /// When to print the envelope instead of the input itself.
@@ -138,25 +151,25 @@ pub struct EnvelopeArgs {
 
     /// Regex (Rust syntax) that marks a signal line; replaces the default
     /// case-insensitive \b(error|failed|failure|fatal|panic|exception)\b.
-    #[arg(long, value_name = "REGEX")]
+    #[arg(long, value_name = "REGEX", env = "OUTBOX_SIGNAL")]
     pub signal: Option<String>,
 
     /// Number of last lines asked for in the tail (at least 1: the last line
     /// is always kept).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_tail)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_tail, env = "OUTBOX_TAIL")]
     pub tail: usize,
 
     /// Total characters the output may use, header and markers included.
-    #[arg(long, value_name = "CHARS", default_value_t = 14_000, value_parser = parse_budget)]
+    #[arg(long, value_name = "CHARS", default_value_t = 14_000, value_parser = parse_budget, env = "OUTBOX_BUDGET")]
     pub budget: usize,
 
     /// Characters reserved first for the tail block.
-    #[arg(long, value_name = "CHARS", default_value_t = 3_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = 3_000, env = "OUTBOX_TAIL_BUDGET")]
     pub tail_budget: usize,
 
     /// Characters reserved for the head block before signal lines are
     /// placed; what signal lines leave over extends the head.
-    #[arg(long, value_name = "CHARS", default_value_t = 1_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = 1_000, env = "OUTBOX_HEAD_BUDGET")]
     pub head_budget: usize,
 
     /// Size against which the header's spill_ratio_chars is computed.
@@ -201,7 +214,7 @@ pub struct EnvelopeArgs {
     pub mmap: bool,
 }
 
-fn parse_budget(s: &str) -> Result<usize, String> {
+pub fn parse_budget(s: &str) -> Result<usize, String> {
     let n = parse_size(s)?;
     let n = usize::try_from(n).map_err(|_| "budget too large".to_string())?;
     if n < MIN_BUDGET {
@@ -212,7 +225,7 @@ fn parse_budget(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
-fn parse_tail(s: &str) -> Result<usize, String> {
+pub fn parse_tail(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("0 would hide the last line, which is always kept: use at least 1".into()),
         Ok(n) => Ok(n),

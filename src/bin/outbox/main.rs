@@ -4,6 +4,7 @@
 
 mod app;
 mod cli;
+mod config;
 mod integrate;
 mod wrap;
 
