@@ -5,6 +5,83 @@
 //! [`stats`]). [`project`] finds the project and its revision.
 
 pub mod project;
+pub mod report;
 pub mod series;
 pub mod stats;
 pub mod trend;
+
+use std::io;
+use std::path::Path;
+
+use series::{Record, Series, SeriesKey, Unit};
+use trend::{Change, Trend};
+
+/// What the history says about a run that just ended.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// Against the previous run of the same series (None: the first run).
+    pub change: Option<Change>,
+    /// The size series against the boundary, this run included.
+    pub trend: Option<Trend>,
+}
+
+/// Reads the series, compares the new run with its last record, appends
+/// the record and analyses the series against `boundary` characters.
+pub fn observe(store: &Path, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
+    let series = Series::open(store, key);
+    let mut records = series.records()?;
+    let change = trend::compare(&records, record);
+    series.append(record)?;
+    records.push(record.clone());
+    Ok(Observation { change, trend: trend::analyse(&records, boundary, unit) })
+}
+
+impl Observation {
+    /// The header's `history` object.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        if let Some(c) = &self.change {
+            m.insert("previous".into(), serde_json::to_value(c).unwrap_or_default());
+        }
+        if let Some(t) = &self.trend {
+            m.insert("trend".into(), serde_json::to_value(t).unwrap_or_default());
+        }
+        if let Some(p) = self.phrase() {
+            m.insert("summary".into(), p.into());
+        }
+        serde_json::Value::Object(m)
+    }
+
+    /// A few words for the summary line: `same as 3 min ago`,
+    /// `2 new signal shapes, 1 gone`, `crosses 30000 chars in about 4 runs`.
+    pub fn phrase(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(c) = &self.change {
+            if c.same_as.is_some() {
+                parts.push(format!("same as {}", trend::ago(c.since_previous_seconds)));
+            } else if !c.new_shapes.is_empty() || !c.gone_shapes.is_empty() {
+                parts.push(format!(
+                    "{} new signal shapes, {} gone since {}",
+                    c.new_shapes.len(),
+                    c.gone_shapes.len(),
+                    trend::ago(c.since_previous_seconds)
+                ));
+            }
+        }
+        if let Some(t) = &self.trend {
+            match (t.runs_left, t.step.as_ref()) {
+                (Some(r), _) if r <= 0.0 => parts.push(format!("over the {}-{} boundary", t.boundary, t.unit.name())),
+                (Some(r), _) => parts.push(format!(
+                    "grows {}/run, crosses {} {} in about {} runs",
+                    t.slope_per_run.unwrap_or(0.0),
+                    t.boundary,
+                    t.unit.name(),
+                    r.round()
+                )),
+                (None, Some(s)) if s.runs_ago <= 3 => parts.push(format!("size stepped {:+} chars", s.delta)),
+                _ => {}
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}

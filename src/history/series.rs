@@ -1,5 +1,5 @@
-//! Per-command series of run records in the store: `history/NAME.jsonl`,
-//! one JSON record a line, and `history/NAME.key.json` naming what the
+//! Per-command series of run records in the store: `.history/NAME.jsonl`,
+//! one JSON record a line, and `.history/NAME.key.json` naming what the
 //! series is (label, command, project). Only figures are kept, never the
 //! output itself.
 //!
@@ -62,6 +62,35 @@ pub struct Record {
     pub shapes: Vec<u64>,
 }
 
+/// What a boundary counts: characters (most harnesses) or bytes (Codex
+/// estimates tokens as bytes / 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    #[default]
+    Chars,
+    Bytes,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Chars => "chars",
+            Unit::Bytes => "bytes",
+        }
+    }
+}
+
+impl Record {
+    /// The run's size in `unit`.
+    pub fn size(&self, unit: Unit) -> u64 {
+        match unit {
+            Unit::Chars => self.chars,
+            Unit::Bytes => self.bytes,
+        }
+    }
+}
+
 /// Shapes kept per record.
 pub const MAX_SHAPES: usize = 64;
 
@@ -103,7 +132,7 @@ pub fn normalise_command(argv: &[String]) -> String {
 
 /// The history folder of a store.
 pub fn dir(store: &Path) -> PathBuf {
-    store.join("history")
+    store.join(".history")
 }
 
 /// A series in a store.

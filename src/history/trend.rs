@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::history::series::Record;
+use crate::history::series::{Record, Unit};
 use crate::history::stats::{self, mad, mann_kendall_z, median, percentile, theil_sen, TREND_Z};
 
 /// Successful runs the size statistics look at (the most recent).
@@ -70,6 +70,8 @@ pub struct Trend {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<StepInfo>,
     pub boundary: u64,
+    /// What the sizes and the boundary count.
+    pub unit: Unit,
     /// Runs until the fitted size passes the boundary (0 when it already
     /// has), only with a significant rise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,12 +92,12 @@ impl Trend {
     }
 }
 
-/// Analyses a series (oldest first) against `boundary` characters; None
+/// Analyses a series (oldest first) against `boundary` (in `unit`); None
 /// when it holds no successful run.
-pub fn analyse(records: &[Record], boundary: u64) -> Option<Trend> {
+pub fn analyse(records: &[Record], boundary: u64, unit: Unit) -> Option<Trend> {
     let ok: Vec<&Record> = records.iter().filter(|r| r.ok).collect();
     let window = &ok[ok.len().saturating_sub(WINDOW)..];
-    let sizes: Vec<f64> = window.iter().map(|r| r.chars as f64).collect();
+    let sizes: Vec<f64> = window.iter().map(|r| r.size(unit) as f64).collect();
     if sizes.is_empty() {
         return None;
     }
@@ -137,9 +139,10 @@ pub fn analyse(records: &[Record], boundary: u64) -> Option<Trend> {
         slope_per_run: slope.map(|l| round1(l.slope)),
         step,
         boundary,
+        unit,
         runs_left,
         days_left,
-        recent: window.iter().rev().take(24).rev().map(|r| r.chars).collect(),
+        recent: window.iter().rev().take(24).rev().map(|r| r.size(unit)).collect(),
     })
 }
 
@@ -180,7 +183,7 @@ mod tests {
     #[test]
     fn a_flat_noisy_series_gives_no_slope_and_no_warning() {
         let r: Vec<Record> = (0..30).map(|i| run(i, (20_000 + wobble(i)) as u64)).collect();
-        let t = analyse(&r, 30_000).unwrap();
+        let t = analyse(&r, 30_000, Unit::Chars).unwrap();
         assert_eq!(t.slope_per_run, None);
         assert_eq!(t.runs_left, None);
         assert_eq!(t.step, None);
@@ -191,7 +194,7 @@ mod tests {
     #[test]
     fn a_growing_series_says_how_many_runs_are_left() {
         let r: Vec<Record> = (0..30).map(|i| run(i, 20_000 + 300 * i)).collect();
-        let t = analyse(&r, 30_000).unwrap();
+        let t = analyse(&r, 30_000, Unit::Chars).unwrap();
         let slope = t.slope_per_run.unwrap();
         assert!((slope - 300.0).abs() <= 15.0, "{slope}");
         let left = t.runs_left.unwrap();
@@ -205,9 +208,9 @@ mod tests {
     #[test]
     fn a_failing_flood_does_not_move_the_success_series() {
         let mut r: Vec<Record> = (0..30).map(|i| run(i, (20_000 + wobble(i)) as u64)).collect();
-        let before = analyse(&r, 30_000).unwrap();
+        let before = analyse(&r, 30_000, Unit::Chars).unwrap();
         r.push(Record { chars: 200_000, ok: false, status: Some(1), ..run(30, 0) });
-        let after = analyse(&r, 30_000).unwrap();
+        let after = analyse(&r, 30_000, Unit::Chars).unwrap();
         assert_eq!(
             (before.level, before.spread, before.slope_per_run),
             (after.level, after.spread, after.slope_per_run)
@@ -220,7 +223,7 @@ mod tests {
     fn a_step_is_reported_between_the_right_revisions() {
         let r: Vec<Record> =
             (0..30).map(|i| run(i, (20_000 + wobble(i) + if i >= 20 { 6_000 } else { 0 }) as u64)).collect();
-        let t = analyse(&r, 30_000).unwrap();
+        let t = analyse(&r, 30_000, Unit::Chars).unwrap();
         let s = t.step.expect("a step");
         assert!((s.delta - 6_000).abs() < 600, "{}", s.delta);
         assert_eq!(s.rev_before.as_deref(), Some("r19"));

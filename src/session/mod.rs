@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use regex::bytes::Regex;
 
+pub mod history;
 pub mod options;
 
 use crate::json::ndjson::NdjsonFolder;
@@ -20,7 +21,7 @@ use crate::stream::ingest::{self, BlockSink, Ingest};
 use crate::stream::input::{Reader, Stop};
 use crate::stream::scan::{ScanConfig, Scanner};
 use crate::stream::spill::SpillTarget;
-pub use options::{EnvelopeMode, Format, RunOptions, StderrMode, MIN_BUDGET};
+pub use options::{EnvelopeMode, Format, Harness, RunOptions, StderrMode, MIN_BUDGET};
 
 pub use crate::render::facts::CommandInfo;
 
@@ -331,6 +332,7 @@ impl Session {
         let mut spill_error = None;
         let mut full_output = None;
         let mut committed: Option<(Store, Meta)> = None;
+        let mut store_dir = None;
         match (&self.store, ingest.spill.temp.as_ref(), ingest.spill.error.as_ref()) {
             (Err(e), _, _) => spill_error = Some(e.clone()),
             (Ok(_), _, Some(e)) => spill_error = Some(format!("writing the spill failed: {e}")),
@@ -356,6 +358,7 @@ impl Session {
                 match store.commit(temp, &meta) {
                     Ok(entry) => {
                         full_output = Some(entry.path);
+                        store_dir = Some(store.dir().to_path_buf());
                         store::maybe_collect(store);
                         committed = Some((store.clone(), meta));
                     }
@@ -420,6 +423,32 @@ impl Session {
         if let Some(s) = self.stream {
             info.extra.insert("stream".into(), s.name().into());
         }
+        info.extra.insert("tokens_est".into(), sc.bytes.div_ceil(4).into());
+        info.extra.insert("tokens_method".into(), "bytes/4".into());
+        let observation = store_dir.as_deref().and_then(|dir| {
+            let run = history::RunFigures {
+                label: &self.label,
+                command: command.as_ref(),
+                chars: sc.chars,
+                bytes: sc.bytes,
+                lines: sc.lines,
+                signals: sc.signals.hits(),
+                shapes: sc.signals.shapes(),
+                id: &id,
+                digest: &store::digest_hex(&ingest.spill.digest),
+                complete: interrupted.is_none() && ingest.read_error.is_none(),
+            };
+            match history::observe(dir, &self.args, &run) {
+                Ok(o) => Some(o),
+                Err(e) => {
+                    crate::say!("could not record this run in the history: {e}");
+                    None
+                }
+            }
+        });
+        if let Some(o) = &observation {
+            info.extra.insert("history".into(), o.to_json());
+        }
         let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
             (Some(_), _, _) => None,
             (None, Some(json), _) => match json.fold(&ctx) {
@@ -468,6 +497,11 @@ impl Session {
                 write_stdout(text.as_bytes())
             }
         };
+        if passthrough.is_some() {
+            if let Some(t) = observation.as_ref().and_then(|o| o.trend.as_ref()).filter(|t| t.is_near(NEAR_RUNS)) {
+                warn_near_boundary(&self.label, t);
+            }
+        }
         if let Err(e) = printed {
             // A reader that went away (`| head`) is not a failure: the spill
             // is already safe.
@@ -477,6 +511,25 @@ impl Session {
             }
         }
         Outcome { failed, interrupted, full_output }
+    }
+}
+
+/// Runs ahead within which a rising series is reported near its boundary.
+const NEAR_RUNS: f64 = 20.0;
+
+/// One line on stderr when output passed through unchanged but its series
+/// is near the boundary or heading for it: the day it crosses, the reader
+/// will suddenly see an envelope instead.
+fn warn_near_boundary(label: &str, t: &crate::history::trend::Trend) {
+    let unit = t.unit.name();
+    match (t.runs_left, t.slope_per_run) {
+        (Some(left), Some(slope)) => crate::say!(
+            "{label}: output is growing {slope:+} {unit} a run (now about {} of a {}-{unit} boundary); it crosses in about {} runs",
+            t.level,
+            t.boundary,
+            left.round()
+        ),
+        _ => crate::say!("{label}: output is at {} of a {}-{unit} boundary", t.level, t.boundary),
     }
 }
 

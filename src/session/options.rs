@@ -79,6 +79,10 @@ pub struct RunOptions {
     pub progress: bool,
     /// Memory-map a regular file on stdin.
     pub mmap: bool,
+    /// The harness that reads the output (sets the boundary).
+    pub harness: Harness,
+    /// The reader's cut-off in characters, when given.
+    pub boundary: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -99,6 +103,58 @@ impl Default for RunOptions {
             stderr: StderrMode::Merged,
             progress: false,
             mmap: false,
+            harness: Harness::None,
+            boundary: None,
+        }
+    }
+}
+
+/// An agent harness whose cut-off outbox should respect: it sets the
+/// budget (unless one is given) and the boundary the history measures
+/// against. Sources of each figure are in the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Harness {
+    #[default]
+    None,
+    /// Claude Code's Bash tool: 30,000 characters inline, past that a
+    /// preview of the start.
+    ClaudeCode,
+    /// Codex CLI: 10,000 "tokens" of tool output, counted as bytes / 4.
+    Codex,
+    /// Gemini CLI: tool output past 40,000 characters is truncated.
+    Gemini,
+}
+
+impl Harness {
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::None => "none",
+            Harness::ClaudeCode => "claude-code",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+        }
+    }
+
+    /// The budget this harness shows whole. Codex counts bytes: 10,000
+    /// characters are at most 40,000 bytes of UTF-8, so the envelope stays
+    /// within its 10,000 tokens whatever the script.
+    pub fn budget(self) -> Option<usize> {
+        match self {
+            Harness::None => None,
+            Harness::ClaudeCode => Some(30_000),
+            Harness::Codex => Some(10_000),
+            Harness::Gemini => Some(40_000),
+        }
+    }
+
+    /// Where the harness starts cutting, and what it counts.
+    pub fn boundary(self) -> Option<(u64, crate::history::series::Unit)> {
+        use crate::history::series::Unit;
+        match self {
+            Harness::None => None,
+            Harness::ClaudeCode => Some((30_000, Unit::Chars)),
+            Harness::Codex => Some((40_000, Unit::Bytes)),
+            Harness::Gemini => Some((40_000, Unit::Chars)),
         }
     }
 }

@@ -46,7 +46,12 @@ pub struct SignalKeeper {
     distinct_cap: usize,
     seen: HashSet<u64>,
     seen_cap: usize,
+    /// The first shapes seen, in input order (for the run history).
+    shape_order: Vec<u64>,
 }
+
+/// Shapes remembered in input order for the run history.
+const SHAPES_REMEMBERED: usize = 64;
 
 impl SignalKeeper {
     /// `recent` most recent hits are kept, and up to `distinct` shapes.
@@ -60,6 +65,7 @@ impl SignalKeeper {
             distinct_cap: distinct,
             seen: HashSet::new(),
             seen_cap: 1 << 16,
+            shape_order: Vec::new(),
         }
     }
 
@@ -67,16 +73,26 @@ impl SignalKeeper {
         self.hits
     }
 
+    /// Hashes of the first distinct signal shapes (digits folded), in
+    /// input order, at most 64: what the run history compares between runs.
+    pub fn shapes(&self) -> &[u64] {
+        &self.shape_order
+    }
+
     pub fn offer(&mut self, lineno: u64, body: LineBody) {
         self.hits += 1;
         if self.first.is_none() {
             self.first = Some(StoredLine::new(lineno, body, PIECE));
             self.seen.insert(shape(body));
+            self.shape_order.push(shape(body));
             return;
         }
         let sh = shape(body);
         if self.distinct.len() < self.distinct_cap && self.seen.len() < self.seen_cap && self.seen.insert(sh) {
             self.distinct.push(StoredLine::new(lineno, body, PIECE));
+            if self.shape_order.len() < SHAPES_REMEMBERED {
+                self.shape_order.push(sh);
+            }
         }
         if self.recent.len() == self.recent_cap {
             let mut old = self.recent.pop_front().expect("full ring");

@@ -7,6 +7,7 @@ mod cli;
 mod envelope;
 mod faults;
 mod fuzz_regressions;
+mod history;
 mod hook;
 mod json;
 mod layers;

@@ -40,7 +40,8 @@ fn names(dir: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
             t.push(name);
         } else if name.ends_with(".meta") {
             m.push(name);
-        } else if name != "gc-stamp" {
+        } else if name != "gc-stamp" && name != ".history" {
+            // .history holds the run history's series (figures, no content).
             e.push(name);
         }
     }

@@ -35,7 +35,7 @@ pub fn main() -> ExitCode {
     };
     config.apply(&mut cli, &matches);
     if matches!(cli.command, Some(Command::Config)) {
-        return print(&config.report(&matches));
+        return print(&config.report(&matches, &cli));
     }
     let wrapping = cli.command.is_none() && !cli.wrap.is_empty();
     match run(cli) {
@@ -62,12 +62,26 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Show(a)) => outbox::store::run_show(&a.into(), cli.envelope.dir.as_deref()).map(code),
         Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), cli.envelope.dir.as_deref()).map(code),
-        Some(Command::Gc(a)) => outbox::store::run_gc(&a.into(), cli.envelope.dir.as_deref()).map(code),
+        Some(Command::Gc(a)) => {
+            let dry_run = a.dry_run;
+            let status = outbox::store::run_gc(&a.into(), cli.envelope.dir.as_deref()).map(code)?;
+            if !dry_run {
+                // Series outlive the entries they describe; only long-idle
+                // ones go.
+                let dir = outbox::store::resolve_dir(cli.envelope.dir.as_deref())?;
+                let removed = outbox::history::series::collect(&dir, outbox::store::now_secs())?;
+                if removed > 0 {
+                    outbox::say!("removed {removed} run-history series idle for 180 days or more");
+                }
+            }
+            Ok(status)
+        }
         Some(Command::Pack(a)) => outbox::notes::pack::run(&a.into()).map(code),
         Some(Command::Check(a)) => outbox::notes::check::run(&a.into()).map(code),
         Some(Command::Init(a)) => crate::integrate::shell::run(&a).map(code),
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
         Some(Command::Config) => Ok(0),
+        Some(Command::Trend(a)) => crate::trend::run(&a, &cli.envelope),
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "outbox", &mut out);

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
-use outbox::session::{self, RunOptions, MIN_BUDGET};
+use outbox::session::{self, Harness, RunOptions, MIN_BUDGET};
 use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions};
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
@@ -98,6 +98,9 @@ pub enum Command {
     },
     /// Print the manual page (roff): `outbox man | man -l -`.
     Man,
+    /// Sizes of each command's runs over time: level, spread, slope, steps,
+    /// and how many runs until the output crosses the boundary.
+    Trend(TrendArgs),
 }
 
 /// When to print the envelope instead of the input itself.
@@ -160,8 +163,9 @@ pub struct EnvelopeArgs {
     pub tail: usize,
 
     /// Total characters the output may use, header and markers included.
-    #[arg(long, value_name = "CHARS", default_value_t = 14_000, value_parser = parse_budget, env = "OUTBOX_BUDGET")]
-    pub budget: usize,
+    /// [default: 14000, or the --harness preset's]
+    #[arg(long, value_name = "CHARS", value_parser = parse_budget, env = "OUTBOX_BUDGET")]
+    pub budget: Option<usize>,
 
     /// Characters reserved first for the tail block.
     #[arg(long, value_name = "CHARS", default_value_t = 3_000, env = "OUTBOX_TAIL_BUDGET")]
@@ -201,6 +205,20 @@ pub struct EnvelopeArgs {
     /// header saying its "stream"; needs --budget 2000 or more.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StderrMode::Merged)]
     pub stderr: StderrMode,
+
+    /// The agent harness that reads the output: sets the budget (unless
+    /// --budget, OUTBOX_BUDGET or the configuration gives one) and the
+    /// boundary the run history measures against. claude-code: 30,000
+    /// chars; codex: 10,000 tokens as bytes/4 (budget 10,000 chars);
+    /// gemini: 40,000 chars.
+    #[arg(long, value_enum, value_name = "NAME", env = "OUTBOX_HARNESS")]
+    pub harness: Option<HarnessArg>,
+
+    /// Size in characters past which the reader cuts the output; the header
+    /// says how far this command's runs are from it and how fast they
+    /// approach. Default: the harness's, else --budget.
+    #[arg(long, value_name = "CHARS", value_parser = parse_size, env = "OUTBOX_BOUNDARY")]
+    pub boundary: Option<u64>,
 
     /// Show bytes, lines and rate on stderr while reading (only when stderr
     /// is a terminal).
@@ -396,6 +414,34 @@ pub struct CheckArgs {
     pub manifest: Option<PathBuf>,
 }
 
+/// Budget when neither a flag, the environment, the configuration nor a
+/// harness gives one.
+pub const DEFAULT_RUN_BUDGET: usize = 14_000;
+
+/// `--harness`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HarnessArg {
+    /// Claude Code's Bash tool (30,000 characters inline).
+    ClaudeCode,
+    /// OpenAI Codex CLI (10,000 tokens of tool output, as bytes/4).
+    Codex,
+    /// Gemini CLI (40,000 characters).
+    Gemini,
+    /// No harness: the budget is 14,000 and the boundary is the budget.
+    None,
+}
+
+impl HarnessArg {
+    pub fn harness(self) -> Harness {
+        match self {
+            HarnessArg::ClaudeCode => Harness::ClaudeCode,
+            HarnessArg::Codex => Harness::Codex,
+            HarnessArg::Gemini => Harness::Gemini,
+            HarnessArg::None => Harness::None,
+        }
+    }
+}
+
 /// `outbox pack --unit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum UnitArg {
@@ -406,6 +452,28 @@ pub enum UnitArg {
     Chars,
 }
 
+/// `outbox trend` options.
+#[derive(Debug, Clone, Args)]
+pub struct TrendArgs {
+    /// Only series whose label, command or name contains KEY.
+    pub key: Option<String>,
+
+    /// Print a JSON array instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Audit: list only the series predicted to cross the boundary within
+    /// N runs (or already over it); exit 1 when there is one.
+    #[arg(long, value_name = "N")]
+    pub within: Option<f64>,
+
+    /// The boundary in characters. Default: --harness's, else the budget
+    /// in force (OUTBOX_BOUNDARY, the configuration and OUTBOX_HARNESS
+    /// apply here too).
+    #[arg(long, value_name = "CHARS", value_parser = parse_size)]
+    pub boundary: Option<u64>,
+}
+
 // ---------------------------------------------------------------------------
 // From arguments to the library's options
 
@@ -413,6 +481,7 @@ impl EnvelopeArgs {
     /// The run's options, resolved once: the signal pattern compiled, the
     /// label decoded.
     pub fn options(&self) -> anyhow::Result<RunOptions> {
+        let harness = self.harness.map_or(Harness::None, HarnessArg::harness);
         let signal = signal::matcher(self.signal.as_deref())
             .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
         Ok(RunOptions {
@@ -420,7 +489,9 @@ impl EnvelopeArgs {
             dir: self.dir.clone(),
             signal,
             tail: self.tail,
-            budget: self.budget,
+            budget: self.budget.or(harness.budget()).unwrap_or(DEFAULT_RUN_BUDGET),
+            harness,
+            boundary: self.boundary,
             tail_budget: self.tail_budget,
             head_budget: self.head_budget,
             spill_limit: self.spill_limit,

@@ -40,6 +40,8 @@ const SETTINGS: &[Setting] = &[
     Setting { key: "tail_budget", arg: "tail_budget", env: Some("OUTBOX_TAIL_BUDGET") },
     Setting { key: "head_budget", arg: "head_budget", env: Some("OUTBOX_HEAD_BUDGET") },
     Setting { key: "signal", arg: "signal", env: Some("OUTBOX_SIGNAL") },
+    Setting { key: "harness", arg: "harness", env: Some("OUTBOX_HARNESS") },
+    Setting { key: "boundary", arg: "boundary", env: Some("OUTBOX_BOUNDARY") },
     Setting { key: "commands", arg: "commands", env: None },
 ];
 
@@ -111,7 +113,7 @@ impl Config {
             |m: &ArgMatches, arg: &str| matches!(m.value_source(arg), None | Some(ValueSource::DefaultValue));
         let e = &mut cli.envelope;
         if let Some(v) = self.get("budget").filter(|_| defaulted(matches, "budget")) {
-            e.budget = cli::parse_budget(v).expect("checked when loaded");
+            e.budget = Some(cli::parse_budget(v).expect("checked when loaded"));
         }
         if let Some(v) = self.get("tail").filter(|_| defaulted(matches, "tail")) {
             e.tail = cli::parse_tail(v).expect("checked when loaded");
@@ -125,6 +127,12 @@ impl Config {
         if let Some(v) = self.get("signal").filter(|_| defaulted(matches, "signal")) {
             e.signal = Some(v.to_string());
         }
+        if let Some(v) = self.get("harness").filter(|_| defaulted(matches, "harness")) {
+            e.harness = Some(<cli::HarnessArg as clap::ValueEnum>::from_str(v, false).expect("checked when loaded"));
+        }
+        if let Some(v) = self.get("boundary").filter(|_| defaulted(matches, "boundary")) {
+            e.boundary = Some(outbox::text::size::parse_size(v).expect("checked when loaded"));
+        }
         if let Some(v) = self.get("commands") {
             match &mut cli.command {
                 Some(Command::Init(a)) if sub_defaulted(matches, "init") => a.commands = v.to_string(),
@@ -136,7 +144,7 @@ impl Config {
 
     /// `outbox config`: every setting, its value in force and where that
     /// value came from.
-    pub fn report(&self, matches: &ArgMatches) -> String {
+    pub fn report(&self, matches: &ArgMatches, cli: &Cli) -> String {
         let mut out = format!(
             "configuration file: {}\n",
             match (&self.path, path()) {
@@ -154,22 +162,33 @@ impl Config {
                 (_, None, Some(v)) => (Some(v.to_string()), "file".to_string()),
                 _ => (None, "default".to_string()),
             };
-            let value = value.or_else(|| default_of(s.arg)).unwrap_or_else(|| "(none)".into());
+            let value = value.or_else(|| effective(cli, s.key)).unwrap_or_else(|| "(none)".into());
             out.push_str(&format!("{:<12} = {:<24} # {source}\n", s.key, value));
         }
         out
     }
 }
 
-/// The built-in default of an argument, as clap would show it.
-fn default_of(arg: &str) -> Option<String> {
-    let cmd = <Cli as clap::CommandFactory>::command();
-    let find = |c: &clap::Command| {
-        c.get_arguments()
-            .find(|a| a.get_id() == arg)
-            .and_then(|a| a.get_default_values().first().map(|v| v.to_string_lossy().into_owned()))
-    };
-    find(&cmd).or_else(|| cmd.find_subcommand("init").and_then(find))
+/// The value in force for a setting, after every source was applied.
+fn effective(cli: &Cli, key: &str) -> Option<String> {
+    let e = &cli.envelope;
+    let harness = e.harness.map_or(outbox::session::Harness::None, cli::HarnessArg::harness);
+    match key {
+        "budget" => Some(e.budget.or(harness.budget()).unwrap_or(cli::DEFAULT_RUN_BUDGET).to_string()),
+        "tail" => Some(e.tail.to_string()),
+        "tail_budget" => Some(e.tail_budget.to_string()),
+        "head_budget" => Some(e.head_budget.to_string()),
+        "signal" => e.signal.clone(),
+        "harness" => Some(harness.name().to_string()),
+        "boundary" => e.boundary.map(|b| b.to_string()).or_else(|| {
+            Some(match harness.boundary() {
+                Some((n, unit)) => format!("{n} {}", unit.name()),
+                None => "the budget".to_string(),
+            })
+        }),
+        "commands" => Some("default".to_string()),
+        _ => None,
+    }
 }
 
 /// Whether a subcommand's `--commands` was left at its default.
@@ -186,6 +205,10 @@ fn check(key: &str, v: &str) -> Result<(), String> {
         "tail" => cli::parse_tail(v).map(drop),
         "tail_budget" | "head_budget" => v.parse::<usize>().map(drop).map_err(|_| format!("'{v}' is not a number")),
         "signal" => outbox::stream::signal::matcher(Some(v)).map(drop).map_err(|e| format!("not a valid regex: {e}")),
+        "harness" => <cli::HarnessArg as clap::ValueEnum>::from_str(v, false)
+            .map(drop)
+            .map_err(|_| "use claude-code, codex, gemini or none".to_string()),
+        "boundary" => outbox::text::size::parse_size(v).map(drop),
         _ => Ok(()),
     }
 }

@@ -6,6 +6,7 @@ mod app;
 mod cli;
 mod config;
 mod integrate;
+mod trend;
 mod wrap;
 
 use std::process::ExitCode;

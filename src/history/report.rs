@@ -1,0 +1,118 @@
+//! `outbox trend`: every series as a table row (or JSON), and the audit of
+//! series predicted to cross the boundary within some runs.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::history::series::{self, SeriesKey, Unit};
+use crate::history::trend::{self, Trend};
+use crate::text::sanitize::display_str;
+
+/// One series and what its figures say.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub series: String,
+    #[serde(flatten)]
+    pub key: SeriesKey,
+    #[serde(flatten)]
+    pub trend: Trend,
+}
+
+/// The series whose label, command or name contains `filter` (all when
+/// None), analysed against `boundary`; with `within`, only those predicted
+/// to cross in at most that many runs (or already over).
+pub fn rows(
+    store: &Path,
+    filter: Option<&str>,
+    boundary: u64,
+    unit: Unit,
+    within: Option<f64>,
+) -> std::io::Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for (key, records, _) in series::all(store)? {
+        let name = key.name();
+        let hit = filter.is_none_or(|f| {
+            name.contains(f) || key.label.contains(f) || key.command.as_deref().is_some_and(|c| c.contains(f))
+        });
+        if !hit {
+            continue;
+        }
+        let Some(t) = trend::analyse(&records, boundary, unit) else { continue };
+        if within.is_some_and(|w| !(t.runs_left.is_some_and(|r| r <= w) || t.level >= boundary)) {
+            continue;
+        }
+        out.push(Row { series: name, key, trend: t });
+    }
+    Ok(out)
+}
+
+/// The table, one line per series.
+pub fn table(rows: &[Row]) -> String {
+    let head = ["SERIES", "RUNS", "FIRST", "LAST", "MEDIAN", "P95", "SLOPE/RUN", "RUNS LEFT", "STEP", "SIZES"];
+    let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    for r in rows {
+        let t = &r.trend;
+        let what = match &r.key.command {
+            Some(c) => format!("{} ({})", r.key.label, c),
+            None => r.key.label.clone(),
+        };
+        lines.push(vec![
+            display_str(&shorten(&what, 40)).text,
+            format!("{}/{}", t.ok_runs, t.runs),
+            date(t.first_t),
+            date(t.last_t),
+            t.level.to_string(),
+            t.p95.to_string(),
+            t.slope_per_run.map_or("-".into(), |s| format!("{s:+}")),
+            t.runs_left.map_or("-".into(), |r| format!("{r}")),
+            t.step.as_ref().map_or("-".into(), |s| format!("{:+} {} ago", s.delta, s.runs_ago)),
+            trend::sparkline(&t.recent),
+        ]);
+    }
+    let widths: Vec<usize> =
+        (0..head.len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for l in &lines {
+        let cells: Vec<String> = l.iter().zip(&widths).map(|(s, w)| format!("{s:<w$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max - 1).collect();
+    head + "…"
+}
+
+/// `YYYY-MM-DD` (UTC) of a Unix time.
+pub fn date(t: u64) -> String {
+    // Days to civil date (proleptic Gregorian), after Howard Hinnant's
+    // well-known algorithm.
+    let z = (t / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_700_000_000), "2023-11-14");
+        assert_eq!(date(951_782_400), "2000-02-29");
+    }
+}

@@ -1,0 +1,69 @@
+//! The run history's part of a session: after the spill is committed, the
+//! run's figures go to its command's series and come back as a comparison
+//! with the previous run and the series' distance to the boundary.
+
+use std::path::Path;
+
+use crate::history::series::{normalise_command, Record, SeriesKey, Unit, MAX_SHAPES};
+use crate::history::{self, project, Observation};
+use crate::render::facts::CommandInfo;
+use crate::session::options::RunOptions;
+
+/// The figures of one finished run, as the session knows them.
+pub struct RunFigures<'a> {
+    pub label: &'a str,
+    pub command: Option<&'a CommandInfo>,
+    pub chars: u64,
+    pub bytes: u64,
+    pub lines: u64,
+    pub signals: u64,
+    pub shapes: &'a [u64],
+    pub id: &'a str,
+    pub digest: &'a str,
+    pub complete: bool,
+}
+
+/// The boundary a run is measured against: `--boundary`, else the
+/// harness's, else the budget (where outbox stops passing output through).
+pub fn boundary(opts: &RunOptions) -> (u64, Unit) {
+    match (opts.boundary, opts.harness.boundary()) {
+        (Some(b), _) => (b, Unit::Chars),
+        (None, Some(h)) => h,
+        (None, None) => (opts.budget as u64, Unit::Chars),
+    }
+}
+
+/// Records the run and reads what its series says. Errors are the
+/// caller's to report: a history that cannot be written must not fail the
+/// run whose output is already safe.
+pub fn observe(store: &Path, opts: &RunOptions, run: &RunFigures<'_>) -> std::io::Result<Observation> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| Path::new("/").to_path_buf());
+    let root = project::root(&cwd);
+    // `--label` names the series on its own (within the project); otherwise
+    // the command separates `cargo build` from `cargo test`.
+    let command = match (&opts.label, run.command) {
+        (None, Some(c)) => Some(normalise_command(&c.command.split(' ').map(str::to_string).collect::<Vec<_>>())),
+        _ => None,
+    };
+    let key = SeriesKey { label: run.label.to_string(), command, project: Some(root.to_string_lossy().into_owned()) };
+    let status = run.command.and_then(|c| c.exit_status);
+    let killed = run.command.and_then(|c| c.killed_by_signal);
+    let record = Record {
+        t: crate::store::now_secs(),
+        chars: run.chars,
+        bytes: run.bytes,
+        lines: run.lines,
+        signals: run.signals,
+        errors: 0,
+        warnings: 0,
+        status,
+        ms: run.command.and_then(|c| c.duration_ms),
+        id: run.id.to_string(),
+        digest: run.digest.to_string(),
+        rev: project::revision(&root),
+        ok: run.complete && killed.is_none() && status.is_none_or(|s| s == 0),
+        shapes: run.shapes.iter().take(MAX_SHAPES).copied().collect(),
+    };
+    let (b, unit) = boundary(opts);
+    history::observe(store, key, &record, b, unit)
+}
