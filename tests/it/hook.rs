@@ -138,14 +138,64 @@ fn the_rewritten_command_runs_through_outbox() {
     let dir = tempfile::tempdir().unwrap();
     let body: String = (1..=5000).map(|i| format!("needle {i}\n")).collect();
     std::fs::write(dir.path().join("hay.txt"), body).unwrap();
-    let out = hook(&store, &[], &bash_payload("LC_ALL=C grep -n needle hay.txt").to_string());
+    let out = hook(&store, &[], &bash_payload("grep -n needle hay.txt").to_string());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let command = v["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap().to_string();
-    assert!(command.starts_with("LC_ALL=C "), "{command}");
     let mut sh = Command::new("bash");
     sh.arg("-c").arg(&command).current_dir(dir.path()).env("OUTBOX_DIR", store.path());
     let ran = util::run_cmd(sh, b"");
     assert_eq!(ran.status.code(), Some(0), "{}", String::from_utf8_lossy(&ran.stderr));
     assert!(ran.stdout.starts_with(b"<<<OUTBOX-HEADER\n"));
     assert!(String::from_utf8_lossy(&ran.stdout).contains("5000:needle 5000"));
+}
+
+/// Lines that are not provably one simple command get no answer, even with
+/// `--permission allow`: the hook must never approve what it cannot read.
+#[test]
+fn never_approves_what_it_cannot_prove_simple() {
+    let store = private_store();
+    for command in [
+        // bash reads `\'` inside `$'…'` as a quote: the `;` are live.
+        r"grep x $'\'' ; touch PWNED ; echo '\'",
+        "grep $\"x\" f",
+        "grep x \\\nf; touch PWNED",
+        "grep x <<EOF\nEOF\ntouch PWNED",
+        "grep x <(touch PWNED)",
+        "grep x >(touch PWNED)",
+        "grep x f&&touch PWNED",
+        "grep x f;touch PWNED",
+        "grep x f|touch PWNED",
+        "grep x f>PWNED",
+        "x=1 grep x f",
+        "LC_ALL=C grep -n needle hay.txt",
+        "grep {a,b} f",
+        "grep x *",
+        "grep `touch PWNED` f",
+        "grep $(touch PWNED) f",
+        "grep \"$(touch PWNED)\" f",
+        "grep $x f",
+        "grep ~ f",
+        "grep x f # comment",
+        "grep x\\;touch PWNED",
+    ] {
+        let out = hook(&store, &["--permission", "allow"], &bash_payload(command).to_string());
+        assert_eq!(out.status.code(), Some(0), "{command:?}");
+        assert!(out.stdout.is_empty(), "{command:?} got an answer: {}", String::from_utf8_lossy(&out.stdout));
+    }
+}
+
+/// The payload of the report, run by bash as Claude Code would run an
+/// approved line: it does run the hidden command, so the hook must not
+/// approve it.
+#[test]
+fn the_quoting_payload_is_live_in_bash() {
+    let dir = tempfile::tempdir().unwrap();
+    let payload = r"grep x $'\'' ; touch PWNED ; echo '\'";
+    let mut sh = Command::new("bash");
+    sh.arg("--norc").arg("-c").arg(payload).current_dir(dir.path());
+    util::run_cmd(sh, b"");
+    assert!(dir.path().join("PWNED").exists(), "bash runs the touch hidden in {payload:?}");
+    let store = private_store();
+    let out = hook(&store, &["--permission", "allow"], &bash_payload(payload).to_string());
+    assert!(out.stdout.is_empty(), "approved: {}", String::from_utf8_lossy(&out.stdout));
 }
