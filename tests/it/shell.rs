@@ -1,7 +1,9 @@
 //! `outbox init` code run in real shells: enveloped only with OUTBOX_WRAP=1
 //! and stdout untouched by a pipe or redirect; escapes reach the real tool;
 //! the helpers agree with the Rust rule. A shell that is not installed is
-//! skipped with a note (CI installs bash, zsh and fish).
+//! skipped with a `skipped:` line on stderr, and fails the test under CI
+//! (which installs bash, zsh and fish); tests named `*_if_installed` are
+//! the ones that may be skipped.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -51,10 +53,17 @@ impl Fixture {
     }
 }
 
-fn have(shell: &str) -> bool {
+/// Whether `shell` can run. A missing shell is a failure under CI (`CI`
+/// set and non-empty: .ci/run installs bash, zsh and fish, so a missing one
+/// means the test did not test); elsewhere `test` is skipped, and says so on
+/// stderr, where cargo shows it even without --nocapture.
+pub fn have_shell(shell: &str, test: &str) -> bool {
     let found = Command::new(shell).arg("-c").arg("exit 0").output().is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("note: {shell} is not installed; skipping its shell-integration test");
+        if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+            panic!("{shell} is not installed, and CI is set: {test} must not pass without running");
+        }
+        outbox::text::stderr::say_raw(format_args!("skipped: {shell} not installed ({test} did not run)"));
     }
     found
 }
@@ -68,8 +77,8 @@ fn is_envelope(out: &Output) -> bool {
 }
 
 /// The checks every shell must pass.
-fn check_shell(shell: &str) {
-    if !have(shell) {
+fn check_shell(shell: &str, test: &str) {
+    if !have_shell(shell, test) {
         return;
     }
     let fx = Fixture::new();
@@ -140,22 +149,22 @@ fn check_shell(shell: &str) {
 
 #[test]
 fn bash() {
-    check_shell("bash");
+    check_shell("bash", "shell::bash");
 }
 
 #[test]
-fn zsh() {
-    check_shell("zsh");
+fn zsh_if_installed() {
+    check_shell("zsh", "shell::zsh_if_installed");
 }
 
 #[test]
-fn fish() {
-    check_shell("fish");
+fn fish_if_installed() {
+    check_shell("fish", "shell::fish_if_installed");
 }
 
 #[test]
 fn bash_strict_mode_and_aliases() {
-    if !have("bash") {
+    if !have_shell("bash", "shell::bash_strict_mode_and_aliases") {
         return;
     }
     let fx = Fixture::new();
@@ -178,7 +187,7 @@ fn bash_strict_mode_and_aliases() {
 
 #[test]
 fn wrappers_only_for_commands_that_exist() {
-    if !have("bash") {
+    if !have_shell("bash", "shell::wrappers_only_for_commands_that_exist") {
         return;
     }
     let fx = Fixture::new();
@@ -218,5 +227,19 @@ fn init_calls_outbox_by_absolute_path() {
         let real = Path::new(util::bin()).canonicalize().unwrap();
         let line = code.lines().find(|l| l.contains(" -- grep ")).unwrap_or_else(|| panic!("{shell}:\n{code}"));
         assert!(line.contains(&real.display().to_string()), "{shell}: {line}");
+    }
+}
+
+/// A shell that is missing is a skip that says so, never a silent pass;
+/// under CI it is a failure.
+#[test]
+fn a_missing_shell_is_not_a_pass() {
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    let found =
+        std::panic::catch_unwind(|| have_shell("outbox-test-no-such-shell", "shell::a_missing_shell_is_not_a_pass"));
+    if ci {
+        assert!(found.is_err(), "under CI a missing shell must fail the test");
+    } else {
+        assert_eq!(found.ok(), Some(false));
     }
 }
