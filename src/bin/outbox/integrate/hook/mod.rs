@@ -30,7 +30,11 @@
 //!   redirections but one trailing `2>&1`, globs, braces, comments,
 //!   newlines, assignments before the command) gets no answer at all: no
 //!   rewrite and no permission decision.
-//! - A rewrite keeps the original text byte for byte after `outbox --`.
+//! - A rewrite never changes what runs, only where its output goes: the
+//!   original text stays in front, byte for byte, so the agent's shell runs
+//!   its own function, alias or builtin of that name; then
+//!   `2>&1 | outbox --label NAME`, then the command's status is made the
+//!   line's status again (bash's PIPESTATUS, zsh's pipestatus).
 //! - Only the invocations the shell wrappers would wrap are rewritten (same
 //!   list and subcommand rule, shell.rs); commands already run by outbox,
 //!   background commands, and `OUTBOX_WRAP=0 CMD` are left alone.
@@ -58,7 +62,10 @@ Claude Code setup (~/.claude/settings.json or .claude/settings.json):
 Rewritten: only a line that is provably one simple command from the
 --commands list (see `outbox init --help`): plain words, 'single-quoted' and
 \"double-quoted\" strings without $ ` \\ !, and at most a trailing 2>&1.
-`grep -rn foo src` becomes `/path/to/outbox -- grep -rn foo src`. Left alone, with no answer at all: anything else
+`grep -rn foo src` becomes
+  grep -rn foo src 2>&1 | /path/to/outbox --label grep; (exit \"${PIPESTATUS[0]-...}\")
+so the agent's shell still runs its own function or alias named grep, and the
+line's exit status is grep's. Left alone, with no answer at all: anything else
 ($ in any form, backslashes, pipelines, lists, redirections, substitutions,
 globs, braces, comments, newlines, NAME=value prefixes), background commands,
 interactive invocations, commands already run by outbox.
@@ -158,7 +165,23 @@ pub fn decide(payload: &Value, commands: &[Wrapped], exe: &str, permission: Perm
     Some(json!({ "hookSpecificOutput": specific }))
 }
 
-/// `command` run through outbox, or None to leave it alone.
+/// What the rewritten line appends after the command: the status of the
+/// pipeline's first element (the command) becomes the line's status again.
+/// bash names it `PIPESTATUS[0]`, zsh `pipestatus` (first element, whatever
+/// KSH_ARRAYS says); the subshell sets `$?` without leaving the shell.
+const KEEP_STATUS: &str = r#"(exit "${PIPESTATUS[0]-${pipestatus[@]:0:1}}")"#;
+
+/// `command` with its output piped through outbox, or None to leave it
+/// alone.
+///
+/// The command stays in front, as the agent's shell reads it, so a shell
+/// function, alias or builtin of that name runs exactly as it would have
+/// (Claude Code defines `rg`, and in newer versions `grep` and `find`, as
+/// functions running its bundled tools; `outbox -- rg` would exec another
+/// binary or none). Its stderr joins stdout, as in wrap mode, and the
+/// line's exit status is the command's, not outbox's. outbox reads a pipe
+/// here, so its header has no `command` or `exit_status`: it does not learn
+/// the status, the agent does, from the line.
 pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str) -> Option<String> {
     let mut text = command.trim_matches(|c| c == ' ' || c == '\t');
     // The one redirection understood: the rewrite merges stderr anyway.
@@ -179,7 +202,7 @@ pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str) -> Option<String>
     if !wrapped.wants(&args.iter().map(|a| a.value.as_str()).collect::<Vec<_>>()) {
         return None;
     }
-    Some(format!("{} -- {text}", shell::quote(exe)))
+    Some(format!("{text} 2>&1 | {} --label {}; {KEEP_STATUS}", shell::quote(exe), shell::quote(&wrapped.name)))
 }
 
 #[cfg(test)]
@@ -194,8 +217,7 @@ mod tests {
 
     /// What `text`, a command named `name`, is rewritten to.
     fn piped(text: &str, name: &str) -> String {
-        let _ = name;
-        format!("/opt/outbox/bin/outbox -- {text}")
+        format!("{text} 2>&1 | /opt/outbox/bin/outbox --label {name}; {KEEP_STATUS}")
     }
 
     #[test]
@@ -290,6 +312,6 @@ mod tests {
     #[test]
     fn exe_with_spaces_is_quoted() {
         let out = rewrite("ls -R", &shell::default_commands(), "/my apps/outbox").unwrap();
-        assert_eq!(out, "'/my apps/outbox' -- ls -R");
+        assert!(out.starts_with("ls -R 2>&1 | '/my apps/outbox' --label ls; "), "{out}");
     }
 }
