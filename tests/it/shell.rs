@@ -243,3 +243,48 @@ fn a_missing_shell_is_not_a_pass() {
         assert_eq!(found.ok(), Some(false));
     }
 }
+
+/// A function the user defined before the init code ran keeps working, with
+/// OUTBOX_WRAP unset or set; the other commands are still wrapped, and
+/// loading the code twice keeps its own wrappers.
+#[test]
+fn existing_functions_are_left_alone() {
+    for shell in ["bash", "zsh", "fish"] {
+        if !have_shell(shell, "shell::existing_functions_are_left_alone") {
+            continue;
+        }
+        let fx = Fixture::new();
+        let bin = util::bin();
+        let (define, load) = match shell {
+            "fish" => ("function ls; echo mine $argv; end", format!("'{bin}' init fish | source")),
+            _ => ("ls() { echo mine \"$@\"; }", format!("eval \"$('{bin}' init {shell})\"")),
+        };
+        let script = format!("{define}\n{load}\n{load}\nls -1\ngrep match big.txt\n");
+        for wrap in [None, Some("1")] {
+            let mut cmd = Command::new(shell);
+            cmd.arg("-c").arg(&script).current_dir(fx.dir.path()).env("OUTBOX_DIR", fx.store.path());
+            cmd.env_remove("OUTBOX_WRAP");
+            if let Some(v) = wrap {
+                cmd.env("OUTBOX_WRAP", v);
+            }
+            let out = util::run_cmd(cmd, b"");
+            let s = text(&out);
+            let ctx = format!("{shell} OUTBOX_WRAP={wrap:?}:\n{s}\n{}", String::from_utf8_lossy(&out.stderr));
+            let (first, rest) = s.split_once('\n').unwrap_or_else(|| panic!("{ctx}"));
+            assert_eq!(first, "mine -1", "{ctx}");
+            assert_eq!(rest.starts_with("<<<OUTBOX-HEADER\n"), wrap.is_some(), "grep is still wrapped: {ctx}");
+        }
+    }
+}
+
+/// fish ships its own grep and ls functions (colours at a terminal): they
+/// are kept as the wrapper's fallback, not replaced by the bare tool.
+#[test]
+fn fish_keeps_its_own_functions_if_installed() {
+    if !have_shell("fish", "shell::fish_keeps_its_own_functions_if_installed") {
+        return;
+    }
+    let fx = Fixture::new();
+    let out = fx.run("fish", None, "functions -q __outbox_fish_grep; and echo kept; ls big.txt");
+    assert_eq!(text(&out), "kept\nbig.txt\n", "{}", String::from_utf8_lossy(&out.stderr));
+}

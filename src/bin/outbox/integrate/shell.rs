@@ -11,6 +11,15 @@
 //! - `command grep …` and `OUTBOX_WRAP=0 grep …` always reach the real tool.
 //! - A wrapper is defined only for a command found on PATH when the init code
 //!   runs, so `command -v rg` still tells a script whether rg exists.
+//! - A function the user already has is never replaced: a wrapper would call
+//!   the binary instead, even with OUTBOX_WRAP unset (a user's `ls() {…}`,
+//!   Claude Code's `rg`). When init runs, a function of that name not
+//!   defined by outbox means no wrapper for it; one defined by outbox (init
+//!   run twice) is redefined. In fish, the functions fish itself ships
+//!   (`grep` and `ls`, which add colours at a terminal) are kept under
+//!   `__outbox_fish_NAME` and called whenever the wrapper does not
+//!   envelope. Aliases need nothing: an alias expands to the command name,
+//!   which then reaches the wrapper (or the real tool).
 //! - outbox is called by its absolute path, so PATH does not matter, and a
 //!   wrapper whose outbox binary has gone falls back to the real tool.
 //! - Multi-purpose tools (git, cargo, ...) are wrapped only for subcommands
@@ -42,7 +51,8 @@ git grep -O/--open-files-in-pager. Also known (add them with --commands default,
 The wrappers envelope only when OUTBOX_WRAP=1 is set and the command's stdout
 is the shell's own stdout: in a pipeline, a redirect or $(...) the real tool
 runs untouched. To reach the real tool: `command grep ...` or
-`OUTBOX_WRAP=0 grep ...`.
+`OUTBOX_WRAP=0 grep ...`. A function of the same name that exists when the
+code runs (yours) is left alone, not wrapped; aliases keep working.
 
 Setup:
   bash/zsh:  eval \"$(outbox init bash)\"        (in ~/.bashrc or ~/.zshrc)
@@ -396,6 +406,18 @@ __outbox_wrap_ok() {{
   [ "$__outbox_id" = "$__outbox_stdout" ]
 }}
 
+# True when a wrapper may be defined for $1: no function of that name, or one
+# defined by outbox (this code run again). A function of the user's own (say
+# `ls() {{ ... }}`) is left alone, unwrapped, so it keeps working. Aliases need
+# nothing: an alias expands to the command name, which reaches the wrapper.
+__outbox_may_wrap() {{
+  typeset -f "$1" >/dev/null 2>&1 || return 0
+  local body
+  body=$(typeset -f "$1")
+  case $body in *__outbox_wrap_ok*) return 0 ;; esac
+  return 1
+}}
+
 # __outbox_want SUBS TAKES NEVER ARGS...: true unless an argument is in NEVER,
 # or SUBS is set and the first non-option argument (values of TAKES options
 # skipped) is not in SUBS.
@@ -436,7 +458,7 @@ __outbox_want() {{
         let _ = write!(
             s,
             r#"
-if {found} {name} >/dev/null 2>&1; then
+if {found} {name} >/dev/null 2>&1 && __outbox_may_wrap {name}; then
   function {name} {{
     if {cond}; then
       {exe_q} -- {name} "$@"
@@ -492,6 +514,22 @@ function __outbox_wrap_ok
     test "$id" = "$__outbox_stdout"
 end
 
+# True when a wrapper may be defined for $name: no function of that name, one
+# defined by outbox (this code run again), or one fish ships (grep, ls: they
+# add colours at a terminal), kept as __outbox_fish_$name and called whenever
+# the wrapper does not envelope. A function of the user's own is left alone,
+# unwrapped, so it keeps working.
+function __outbox_may_wrap --argument-names name
+    functions -q __outbox_fish_$name; and return 0
+    functions -q $name; or return 0
+    string match -q '*__outbox_wrap_ok*' -- (functions $name); and return 0
+    if string match -q -- "$__fish_data_dir/functions/*" (functions --details $name)
+        functions -c $name __outbox_fish_$name
+        return 0
+    end
+    return 1
+end
+
 # __outbox_want SUBS TAKES NEVER ARGS...: true unless an argument is in NEVER,
 # or SUBS is set and the first non-option argument (values of TAKES options
 # skipped) is not in SUBS.
@@ -539,10 +577,12 @@ end
         let _ = write!(
             s,
             r#"
-if command -sq {name}
+if command -sq {name}; and __outbox_may_wrap {name}
     function {name}
         if {cond}
             {exe_q} -- {name} $argv
+        else if functions -q __outbox_fish_{name}
+            __outbox_fish_{name} $argv
         else
             command {name} $argv
         end
