@@ -288,3 +288,58 @@ fn fish_keeps_its_own_functions_if_installed() {
     let out = fx.run("fish", None, "functions -q __outbox_fish_grep; and echo kept; ls big.txt");
     assert_eq!(text(&out), "kept\nbig.txt\n", "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A stderr redirection the user wrote keeps working: the wrapper asks
+/// outbox to leave stderr alone (`--stderr inherit`) unless stderr is the
+/// shell's own (or its stdout, `2>&1`). outbox is replaced by a stub that
+/// logs its arguments and runs the command, so this checks the generated
+/// code; the end-to-end check needs the real `--stderr inherit`.
+#[test]
+fn stderr_redirections_are_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    for shell in ["bash", "zsh", "fish"] {
+        if !have_shell(shell, "shell::stderr_redirections_are_kept") {
+            continue;
+        }
+        let fx = Fixture::new();
+        let stub = fx.dir.path().join("stub-outbox");
+        std::fs::write(
+            &stub,
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$OUTBOX_STUB_LOG\"\n\
+             while [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let code = util::run(&fx.store, &["init", shell], b"");
+        let real = Path::new(util::bin()).canonicalize().unwrap().display().to_string();
+        let code = text(&code).replace(&real, &stub.display().to_string());
+        assert!(code.contains("--stderr inherit -- grep") && !code.contains(&real), "{shell}:\n{code}");
+        std::fs::write(fx.dir.path().join("init"), code).unwrap();
+        let log = fx.dir.path().join("stub.log");
+        let script = "source ./init\n\
+                      grep root /etc/passwd /nonexistent 2>/dev/null\n\
+                      grep -c match big.txt\n\
+                      grep -c match big.txt 2>&1\n\
+                      grep -c match big.txt no-such-file 2>err.txt\n\
+                      grep -c match big.txt no-such-file\n";
+        let mut cmd = Command::new(shell);
+        cmd.arg("-c").arg(script).current_dir(fx.dir.path()).env("OUTBOX_WRAP", "1").env("OUTBOX_STUB_LOG", &log);
+        let out = util::run_cmd(cmd, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let ctx = format!("{shell}:\nstdout: {}\nstderr: {err}", text(&out));
+        assert!(text(&out).starts_with("/etc/passwd:root:"), "{ctx}");
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(
+            logged,
+            "--stderr inherit -- grep root /etc/passwd /nonexistent\n\
+             -- grep -c match big.txt\n\
+             -- grep -c match big.txt\n\
+             --stderr inherit -- grep -c match big.txt no-such-file\n\
+             -- grep -c match big.txt no-such-file\n",
+            "{ctx}"
+        );
+        assert!(std::fs::read_to_string(fx.dir.path().join("err.txt")).unwrap().contains("no-such-file"), "{ctx}");
+        assert_eq!(err.matches("no-such-file").count(), 1, "only the unredirected error reaches stderr: {ctx}");
+        assert!(!err.contains("nonexistent"), "{ctx}");
+    }
+}

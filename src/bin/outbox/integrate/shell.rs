@@ -8,6 +8,11 @@
 //!   (same device and inode, taken with `stat -L` on a duplicate of fd 1). In
 //!   a pipeline (`grep x f | wc -l`), a redirect (`> f`), or a command
 //!   substitution, stdout is something else and the real tool runs untouched.
+//! - A redirection of stderr the user wrote keeps working: the wrapper
+//!   merges stderr into the envelope only when the command's stderr is the
+//!   shell's stderr as recorded at init (or its stdout, `2>&1`); otherwise
+//!   (`2>/dev/null`, `2>err.log`) it runs `outbox --stderr inherit`, which
+//!   leaves stderr where the user sent it.
 //! - `command grep …` and `OUTBOX_WRAP=0 grep …` always reach the real tool.
 //! - A wrapper is defined only for a command found on PATH when the init code
 //!   runs, so `command -v rg` still tells a script whether rg exists.
@@ -397,6 +402,7 @@ __outbox_stat() {{
 }}
 # fd 3 is a duplicate of the shell's stdout: inside $(...) fd 1 is the capture.
 {{ __outbox_stdout=$(__outbox_stat /dev/fd/3); }} 3>&1
+{{ __outbox_stderr=$(__outbox_stat /dev/fd/3); }} 3>&2
 
 # True when wrapping is asked for and stdout is still the shell's stdout.
 __outbox_wrap_ok() {{
@@ -404,6 +410,16 @@ __outbox_wrap_ok() {{
   local __outbox_id
   {{ __outbox_id=$(__outbox_stat /dev/fd/3); }} 3>&1
   [ "$__outbox_id" = "$__outbox_stdout" ]
+}}
+
+# True when stderr is the shell's stderr (or its stdout: 2>&1), so it joins
+# the envelope; a stderr the user redirected (2>/dev/null, 2>err.log) is left
+# where it was sent (outbox --stderr inherit).
+__outbox_err_ok() {{
+  local __outbox_id
+  {{ __outbox_id=$(__outbox_stat /dev/fd/3); }} 3>&2
+  [ -n "$__outbox_id" ] || return 1
+  [ "$__outbox_id" = "${{__outbox_stderr-}}" ] || [ "$__outbox_id" = "${{__outbox_stdout-}}" ]
 }}
 
 # True when a wrapper may be defined for $1: no function of that name, or one
@@ -461,7 +477,11 @@ __outbox_want() {{
 if {found} {name} >/dev/null 2>&1 && __outbox_may_wrap {name}; then
   function {name} {{
     if {cond}; then
-      {exe_q} -- {name} "$@"
+      if __outbox_err_ok; then
+        {exe_q} -- {name} "$@"
+      else
+        {exe_q} --stderr inherit -- {name} "$@"
+      fi
     else
       command {name} "$@"
     fi
@@ -503,6 +523,10 @@ set -g __outbox_stdout ''
 begin
     __outbox_fd3_id | read -g __outbox_stdout
 end 3>&1
+set -g __outbox_stderr ''
+begin
+    __outbox_fd3_id | read -g __outbox_stderr
+end 3>&2
 
 # True when wrapping is asked for and stdout is still the shell's stdout.
 function __outbox_wrap_ok
@@ -512,6 +536,17 @@ function __outbox_wrap_ok
         __outbox_fd3_id | read id
     end 3>&1
     test "$id" = "$__outbox_stdout"
+end
+
+# True when stderr is the shell's stderr (or its stdout: 2>&1), so it joins
+# the envelope; a stderr the user redirected (2>/dev/null, 2>err.log) is left
+# where it was sent (outbox --stderr inherit).
+function __outbox_err_ok
+    set -l id ''
+    begin
+        __outbox_fd3_id | read id
+    end 3>&2
+    test -n "$id"; and contains -- $id $__outbox_stderr $__outbox_stdout
 end
 
 # True when a wrapper may be defined for $name: no function of that name, one
@@ -580,7 +615,11 @@ end
 if command -sq {name}; and __outbox_may_wrap {name}
     function {name}
         if {cond}
-            {exe_q} -- {name} $argv
+            if __outbox_err_ok
+                {exe_q} -- {name} $argv
+            else
+                {exe_q} --stderr inherit -- {name} $argv
+            end
         else if functions -q __outbox_fish_{name}
             __outbox_fish_{name} $argv
         else
