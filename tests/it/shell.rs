@@ -60,12 +60,22 @@ impl Fixture {
 pub fn have_shell(shell: &str, test: &str) -> bool {
     let found = Command::new(shell).arg("-c").arg("exit 0").output().is_ok_and(|o| o.status.success());
     if !found {
-        if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
-            panic!("{shell} is not installed, and CI is set: {test} must not pass without running");
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        match missing_shell(shell, test, ci) {
+            Ok(note) => outbox::text::stderr::say_raw(format_args!("{note}")),
+            Err(failure) => panic!("{failure}"),
         }
-        outbox::text::stderr::say_raw(format_args!("skipped: {shell} not installed ({test} did not run)"));
     }
     found
+}
+
+/// What a missing shell means: a note to print, or (under CI) a failure.
+fn missing_shell(shell: &str, test: &str, ci: bool) -> Result<String, String> {
+    if ci {
+        Err(format!("{shell} is not installed, and CI is set: {test} must not pass without running"))
+    } else {
+        Ok(format!("skipped: {shell} not installed ({test} did not run)"))
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -234,14 +244,12 @@ fn init_calls_outbox_by_absolute_path() {
 /// under CI it is a failure.
 #[test]
 fn a_missing_shell_is_not_a_pass() {
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-    let found =
-        std::panic::catch_unwind(|| have_shell("outbox-test-no-such-shell", "shell::a_missing_shell_is_not_a_pass"));
-    if ci {
-        assert!(found.is_err(), "under CI a missing shell must fail the test");
-    } else {
-        assert_eq!(found.ok(), Some(false));
-    }
+    assert_eq!(
+        missing_shell("zsh", "shell::zsh_if_installed", false).unwrap(),
+        "skipped: zsh not installed (shell::zsh_if_installed did not run)"
+    );
+    assert!(missing_shell("zsh", "shell::zsh_if_installed", true).unwrap_err().contains("CI is set"));
+    assert!(have_shell("bash", "shell::a_missing_shell_is_not_a_pass"));
 }
 
 /// A function the user defined before the init code ran keeps working, with
