@@ -35,7 +35,7 @@
 //!   and `set -e`: no aliases, no arrays, every expansion defaulted.
 //!
 //! The command list and the subcommand rule are shared with `outbox hook`
-//! (hook.rs), so both integrations wrap the same invocations.
+//! (hook/mod.rs), so both integrations wrap the same invocations.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -57,7 +57,9 @@ The wrappers envelope only when OUTBOX_WRAP=1 is set and the command's stdout
 is the shell's own stdout: in a pipeline, a redirect or $(...) the real tool
 runs untouched. To reach the real tool: `command grep ...` or
 `OUTBOX_WRAP=0 grep ...`. A function of the same name that exists when the
-code runs (yours) is left alone, not wrapped; aliases keep working.
+code runs (yours) is left alone, not wrapped; aliases keep working. stderr
+joins the envelope only when it is the shell's own: a redirected stderr
+(2>/dev/null, 2>err.log) stays where it was sent (outbox --stderr inherit).
 
 Setup:
   bash/zsh:  eval \"$(outbox init bash)\"        (in ~/.bashrc or ~/.zshrc)
