@@ -1,7 +1,9 @@
 //! `outbox init` code run in real shells: enveloped only with OUTBOX_WRAP=1
 //! and stdout untouched by a pipe or redirect; escapes reach the real tool;
 //! the helpers agree with the Rust rule. A shell that is not installed is
-//! skipped with a note (CI installs bash, zsh and fish).
+//! skipped with a `skipped:` line on stderr, and fails the test under CI
+//! (which installs bash, zsh and fish); tests named `*_if_installed` are
+//! the ones that may be skipped.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -51,12 +53,29 @@ impl Fixture {
     }
 }
 
-fn have(shell: &str) -> bool {
+/// Whether `shell` can run. A missing shell is a failure under CI (`CI`
+/// set and non-empty: .ci/run installs bash, zsh and fish, so a missing one
+/// means the test did not test); elsewhere `test` is skipped, and says so on
+/// stderr, where cargo shows it even without --nocapture.
+pub fn have_shell(shell: &str, test: &str) -> bool {
     let found = Command::new(shell).arg("-c").arg("exit 0").output().is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("note: {shell} is not installed; skipping its shell-integration test");
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        match missing_shell(shell, test, ci) {
+            Ok(note) => outbox::text::stderr::say_raw(format_args!("{note}")),
+            Err(failure) => panic!("{failure}"),
+        }
     }
     found
+}
+
+/// What a missing shell means: a note to print, or (under CI) a failure.
+fn missing_shell(shell: &str, test: &str, ci: bool) -> Result<String, String> {
+    if ci {
+        Err(format!("{shell} is not installed, and CI is set: {test} must not pass without running"))
+    } else {
+        Ok(format!("skipped: {shell} not installed ({test} did not run)"))
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -68,8 +87,8 @@ fn is_envelope(out: &Output) -> bool {
 }
 
 /// The checks every shell must pass.
-fn check_shell(shell: &str) {
-    if !have(shell) {
+fn check_shell(shell: &str, test: &str) {
+    if !have_shell(shell, test) {
         return;
     }
     let fx = Fixture::new();
@@ -140,22 +159,22 @@ fn check_shell(shell: &str) {
 
 #[test]
 fn bash() {
-    check_shell("bash");
+    check_shell("bash", "shell::bash");
 }
 
 #[test]
-fn zsh() {
-    check_shell("zsh");
+fn zsh_if_installed() {
+    check_shell("zsh", "shell::zsh_if_installed");
 }
 
 #[test]
-fn fish() {
-    check_shell("fish");
+fn fish_if_installed() {
+    check_shell("fish", "shell::fish_if_installed");
 }
 
 #[test]
 fn bash_strict_mode_and_aliases() {
-    if !have("bash") {
+    if !have_shell("bash", "shell::bash_strict_mode_and_aliases") {
         return;
     }
     let fx = Fixture::new();
@@ -178,7 +197,7 @@ fn bash_strict_mode_and_aliases() {
 
 #[test]
 fn wrappers_only_for_commands_that_exist() {
-    if !have("bash") {
+    if !have_shell("bash", "shell::wrappers_only_for_commands_that_exist") {
         return;
     }
     let fx = Fixture::new();
@@ -218,5 +237,117 @@ fn init_calls_outbox_by_absolute_path() {
         let real = Path::new(util::bin()).canonicalize().unwrap();
         let line = code.lines().find(|l| l.contains(" -- grep ")).unwrap_or_else(|| panic!("{shell}:\n{code}"));
         assert!(line.contains(&real.display().to_string()), "{shell}: {line}");
+    }
+}
+
+/// A shell that is missing is a skip that says so, never a silent pass;
+/// under CI it is a failure.
+#[test]
+fn a_missing_shell_is_not_a_pass() {
+    assert_eq!(
+        missing_shell("zsh", "shell::zsh_if_installed", false).unwrap(),
+        "skipped: zsh not installed (shell::zsh_if_installed did not run)"
+    );
+    assert!(missing_shell("zsh", "shell::zsh_if_installed", true).unwrap_err().contains("CI is set"));
+    assert!(have_shell("bash", "shell::a_missing_shell_is_not_a_pass"));
+}
+
+/// A function the user defined before the init code ran keeps working, with
+/// OUTBOX_WRAP unset or set; the other commands are still wrapped, and
+/// loading the code twice keeps its own wrappers.
+#[test]
+fn existing_functions_are_left_alone() {
+    for shell in ["bash", "zsh", "fish"] {
+        if !have_shell(shell, "shell::existing_functions_are_left_alone") {
+            continue;
+        }
+        let fx = Fixture::new();
+        let bin = util::bin();
+        let (define, load) = match shell {
+            "fish" => ("function ls; echo mine $argv; end", format!("'{bin}' init fish | source")),
+            _ => ("ls() { echo mine \"$@\"; }", format!("eval \"$('{bin}' init {shell})\"")),
+        };
+        let script = format!("{define}\n{load}\n{load}\nls -1\ngrep match big.txt\n");
+        for wrap in [None, Some("1")] {
+            let mut cmd = Command::new(shell);
+            cmd.arg("-c").arg(&script).current_dir(fx.dir.path()).env("OUTBOX_DIR", fx.store.path());
+            cmd.env_remove("OUTBOX_WRAP");
+            if let Some(v) = wrap {
+                cmd.env("OUTBOX_WRAP", v);
+            }
+            let out = util::run_cmd(cmd, b"");
+            let s = text(&out);
+            let ctx = format!("{shell} OUTBOX_WRAP={wrap:?}:\n{s}\n{}", String::from_utf8_lossy(&out.stderr));
+            let (first, rest) = s.split_once('\n').unwrap_or_else(|| panic!("{ctx}"));
+            assert_eq!(first, "mine -1", "{ctx}");
+            assert_eq!(rest.starts_with("<<<OUTBOX-HEADER\n"), wrap.is_some(), "grep is still wrapped: {ctx}");
+        }
+    }
+}
+
+/// fish ships its own grep and ls functions (colours at a terminal): they
+/// are kept as the wrapper's fallback, not replaced by the bare tool.
+#[test]
+fn fish_keeps_its_own_functions_if_installed() {
+    if !have_shell("fish", "shell::fish_keeps_its_own_functions_if_installed") {
+        return;
+    }
+    let fx = Fixture::new();
+    let out = fx.run("fish", None, "functions -q __outbox_fish_grep; and echo kept; ls big.txt");
+    assert_eq!(text(&out), "kept\nbig.txt\n", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A stderr redirection the user wrote keeps working: the wrapper asks
+/// outbox to leave stderr alone (`--stderr inherit`) unless stderr is the
+/// shell's own (or its stdout, `2>&1`). outbox is replaced by a stub that
+/// logs its arguments and runs the command, so this checks the generated
+/// code; the end-to-end check needs the real `--stderr inherit`.
+#[test]
+fn stderr_redirections_are_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    for shell in ["bash", "zsh", "fish"] {
+        if !have_shell(shell, "shell::stderr_redirections_are_kept") {
+            continue;
+        }
+        let fx = Fixture::new();
+        let stub = fx.dir.path().join("stub-outbox");
+        std::fs::write(
+            &stub,
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$OUTBOX_STUB_LOG\"\n\
+             while [ \"$1\" != -- ]; do shift; done\nshift\nexec \"$@\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let code = util::run(&fx.store, &["init", shell], b"");
+        let real = Path::new(util::bin()).canonicalize().unwrap().display().to_string();
+        let code = text(&code).replace(&real, &stub.display().to_string());
+        assert!(code.contains("--stderr inherit -- grep") && !code.contains(&real), "{shell}:\n{code}");
+        std::fs::write(fx.dir.path().join("init"), code).unwrap();
+        let log = fx.dir.path().join("stub.log");
+        let script = "source ./init\n\
+                      grep root /etc/passwd /nonexistent 2>/dev/null\n\
+                      grep -c match big.txt\n\
+                      grep -c match big.txt 2>&1\n\
+                      grep -c match big.txt no-such-file 2>err.txt\n\
+                      grep -c match big.txt no-such-file\n";
+        let mut cmd = Command::new(shell);
+        cmd.arg("-c").arg(script).current_dir(fx.dir.path()).env("OUTBOX_WRAP", "1").env("OUTBOX_STUB_LOG", &log);
+        let out = util::run_cmd(cmd, b"");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let ctx = format!("{shell}:\nstdout: {}\nstderr: {err}", text(&out));
+        assert!(text(&out).starts_with("/etc/passwd:root:"), "{ctx}");
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(
+            logged,
+            "--stderr inherit -- grep root /etc/passwd /nonexistent\n\
+             -- grep -c match big.txt\n\
+             -- grep -c match big.txt\n\
+             --stderr inherit -- grep -c match big.txt no-such-file\n\
+             -- grep -c match big.txt no-such-file\n",
+            "{ctx}"
+        );
+        assert!(std::fs::read_to_string(fx.dir.path().join("err.txt")).unwrap().contains("no-such-file"), "{ctx}");
+        assert_eq!(err.matches("no-such-file").count(), 1, "only the unredirected error reaches stderr: {ctx}");
+        assert!(!err.contains("nonexistent"), "{ctx}");
     }
 }

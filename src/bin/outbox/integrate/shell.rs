@@ -8,9 +8,23 @@
 //!   (same device and inode, taken with `stat -L` on a duplicate of fd 1). In
 //!   a pipeline (`grep x f | wc -l`), a redirect (`> f`), or a command
 //!   substitution, stdout is something else and the real tool runs untouched.
+//! - A redirection of stderr the user wrote keeps working: the wrapper
+//!   merges stderr into the envelope only when the command's stderr is the
+//!   shell's stderr as recorded at init (or its stdout, `2>&1`); otherwise
+//!   (`2>/dev/null`, `2>err.log`) it runs `outbox --stderr inherit`, which
+//!   leaves stderr where the user sent it.
 //! - `command grep …` and `OUTBOX_WRAP=0 grep …` always reach the real tool.
 //! - A wrapper is defined only for a command found on PATH when the init code
 //!   runs, so `command -v rg` still tells a script whether rg exists.
+//! - A function the user already has is never replaced: a wrapper would call
+//!   the binary instead, even with OUTBOX_WRAP unset (a user's `ls() {…}`,
+//!   Claude Code's `rg`). When init runs, a function of that name not
+//!   defined by outbox means no wrapper for it; one defined by outbox (init
+//!   run twice) is redefined. In fish, the functions fish itself ships
+//!   (`grep` and `ls`, which add colours at a terminal) are kept under
+//!   `__outbox_fish_NAME` and called whenever the wrapper does not
+//!   envelope. Aliases need nothing: an alias expands to the command name,
+//!   which then reaches the wrapper (or the real tool).
 //! - outbox is called by its absolute path, so PATH does not matter, and a
 //!   wrapper whose outbox binary has gone falls back to the real tool.
 //! - Multi-purpose tools (git, cargo, ...) are wrapped only for subcommands
@@ -21,7 +35,7 @@
 //!   and `set -e`: no aliases, no arrays, every expansion defaulted.
 //!
 //! The command list and the subcommand rule are shared with `outbox hook`
-//! (hook.rs), so both integrations wrap the same invocations.
+//! (hook/mod.rs), so both integrations wrap the same invocations.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -42,7 +56,10 @@ git grep -O/--open-files-in-pager. Also known (add them with --commands default,
 The wrappers envelope only when OUTBOX_WRAP=1 is set and the command's stdout
 is the shell's own stdout: in a pipeline, a redirect or $(...) the real tool
 runs untouched. To reach the real tool: `command grep ...` or
-`OUTBOX_WRAP=0 grep ...`.
+`OUTBOX_WRAP=0 grep ...`. A function of the same name that exists when the
+code runs (yours) is left alone, not wrapped; aliases keep working. stderr
+joins the envelope only when it is the shell's own: a redirected stderr
+(2>/dev/null, 2>err.log) stays where it was sent (outbox --stderr inherit).
 
 Setup:
   bash/zsh:  eval \"$(outbox init bash)\"        (in ~/.bashrc or ~/.zshrc)
@@ -387,6 +404,7 @@ __outbox_stat() {{
 }}
 # fd 3 is a duplicate of the shell's stdout: inside $(...) fd 1 is the capture.
 {{ __outbox_stdout=$(__outbox_stat /dev/fd/3); }} 3>&1
+{{ __outbox_stderr=$(__outbox_stat /dev/fd/3); }} 3>&2
 
 # True when wrapping is asked for and stdout is still the shell's stdout.
 __outbox_wrap_ok() {{
@@ -394,6 +412,28 @@ __outbox_wrap_ok() {{
   local __outbox_id
   {{ __outbox_id=$(__outbox_stat /dev/fd/3); }} 3>&1
   [ "$__outbox_id" = "$__outbox_stdout" ]
+}}
+
+# True when stderr is the shell's stderr (or its stdout: 2>&1), so it joins
+# the envelope; a stderr the user redirected (2>/dev/null, 2>err.log) is left
+# where it was sent (outbox --stderr inherit).
+__outbox_err_ok() {{
+  local __outbox_id
+  {{ __outbox_id=$(__outbox_stat /dev/fd/3); }} 3>&2
+  [ -n "$__outbox_id" ] || return 1
+  [ "$__outbox_id" = "${{__outbox_stderr-}}" ] || [ "$__outbox_id" = "${{__outbox_stdout-}}" ]
+}}
+
+# True when a wrapper may be defined for $1: no function of that name, or one
+# defined by outbox (this code run again). A function of the user's own (say
+# `ls() {{ ... }}`) is left alone, unwrapped, so it keeps working. Aliases need
+# nothing: an alias expands to the command name, which reaches the wrapper.
+__outbox_may_wrap() {{
+  typeset -f "$1" >/dev/null 2>&1 || return 0
+  local body
+  body=$(typeset -f "$1")
+  case $body in *__outbox_wrap_ok*) return 0 ;; esac
+  return 1
 }}
 
 # __outbox_want SUBS TAKES NEVER ARGS...: true unless an argument is in NEVER,
@@ -436,10 +476,14 @@ __outbox_want() {{
         let _ = write!(
             s,
             r#"
-if {found} {name} >/dev/null 2>&1; then
+if {found} {name} >/dev/null 2>&1 && __outbox_may_wrap {name}; then
   function {name} {{
     if {cond}; then
-      {exe_q} -- {name} "$@"
+      if __outbox_err_ok; then
+        {exe_q} -- {name} "$@"
+      else
+        {exe_q} --stderr inherit -- {name} "$@"
+      fi
     else
       command {name} "$@"
     fi
@@ -481,6 +525,10 @@ set -g __outbox_stdout ''
 begin
     __outbox_fd3_id | read -g __outbox_stdout
 end 3>&1
+set -g __outbox_stderr ''
+begin
+    __outbox_fd3_id | read -g __outbox_stderr
+end 3>&2
 
 # True when wrapping is asked for and stdout is still the shell's stdout.
 function __outbox_wrap_ok
@@ -490,6 +538,33 @@ function __outbox_wrap_ok
         __outbox_fd3_id | read id
     end 3>&1
     test "$id" = "$__outbox_stdout"
+end
+
+# True when stderr is the shell's stderr (or its stdout: 2>&1), so it joins
+# the envelope; a stderr the user redirected (2>/dev/null, 2>err.log) is left
+# where it was sent (outbox --stderr inherit).
+function __outbox_err_ok
+    set -l id ''
+    begin
+        __outbox_fd3_id | read id
+    end 3>&2
+    test -n "$id"; and contains -- $id $__outbox_stderr $__outbox_stdout
+end
+
+# True when a wrapper may be defined for $name: no function of that name, one
+# defined by outbox (this code run again), or one fish ships (grep, ls: they
+# add colours at a terminal), kept as __outbox_fish_$name and called whenever
+# the wrapper does not envelope. A function of the user's own is left alone,
+# unwrapped, so it keeps working.
+function __outbox_may_wrap --argument-names name
+    functions -q __outbox_fish_$name; and return 0
+    functions -q $name; or return 0
+    string match -q '*__outbox_wrap_ok*' -- (functions $name); and return 0
+    if string match -q -- "$__fish_data_dir/functions/*" (functions --details $name)
+        functions -c $name __outbox_fish_$name
+        return 0
+    end
+    return 1
 end
 
 # __outbox_want SUBS TAKES NEVER ARGS...: true unless an argument is in NEVER,
@@ -539,10 +614,16 @@ end
         let _ = write!(
             s,
             r#"
-if command -sq {name}
+if command -sq {name}; and __outbox_may_wrap {name}
     function {name}
         if {cond}
-            {exe_q} -- {name} $argv
+            if __outbox_err_ok
+                {exe_q} -- {name} $argv
+            else
+                {exe_q} --stderr inherit -- {name} $argv
+            end
+        else if functions -q __outbox_fish_{name}
+            __outbox_fish_{name} $argv
         else
             command {name} $argv
         end

@@ -1,6 +1,6 @@
 //! `outbox hook claude-code`: Claude Code's PreToolUse hook protocol, so an
-//! agent's Bash commands whose output grows (find, grep, git log, ...) run
-//! as `outbox -- CMD` without any shell setup.
+//! agent's Bash commands whose output grows (find, grep, git log, ...) are
+//! enveloped by outbox without any shell setup.
 //!
 //! Protocol (Claude Code hooks reference, PreToolUse): the hook reads one
 //! JSON object on stdin (`hook_event_name`, `tool_name`, `tool_input`, ...;
@@ -23,14 +23,18 @@
 //! longer matches. Not tried against a running Claude Code here.
 //!
 //! Invariants:
-//! - A rewrite never changes what runs, only how its output is returned:
-//!   the original text is kept byte for byte after `outbox --`, and leading
-//!   `NAME=value` assignments stay in front of outbox.
-//! - Anything not understood is left alone. The tokenizer is conservative:
-//!   quotes are honoured, and any `| & ; < > ( ) $( \`` or newline outside
-//!   quotes (pipelines, lists, redirections, substitutions, subshells) means
-//!   no rewrite, except one trailing `2>&1`, dropped because wrap mode
-//!   merges stderr already.
+//! - Only a line proven to be one simple command is rewritten: the
+//!   whitelist grammar of words.rs (plain words, single quotes, double
+//!   quotes without `$ \` \\ !`), checked against bash and zsh by its
+//!   tests. Anything else (`$` in any form, backslashes, operators,
+//!   redirections but one trailing `2>&1`, globs, braces, comments,
+//!   newlines, assignments before the command) gets no answer at all: no
+//!   rewrite and no permission decision.
+//! - A rewrite never changes what runs, only where its output goes: the
+//!   original text stays in front, byte for byte, so the agent's shell runs
+//!   its own function, alias or builtin of that name; then
+//!   `2>&1 | outbox --label NAME`, then the command's status is made the
+//!   line's status again (bash's PIPESTATUS, zsh's pipestatus).
 //! - Only the invocations the shell wrappers would wrap are rewritten (same
 //!   list and subcommand rule, shell.rs); commands already run by outbox,
 //!   background commands, and `OUTBOX_WRAP=0 CMD` are left alone.
@@ -45,6 +49,8 @@ use serde_json::{json, Value};
 
 use crate::integrate::shell::{self, Wrapped};
 
+mod words;
+
 /// Largest hook payload read (a Bash tool call is a few KiB).
 const MAX_PAYLOAD: u64 = 16 << 20;
 
@@ -53,11 +59,16 @@ Claude Code setup (~/.claude/settings.json or .claude/settings.json):
   {\"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\",
      \"hooks\": [{\"type\": \"command\", \"command\": \"outbox hook claude-code\"}]}]}}
 
-Rewritten: a simple command from the --commands list (see `outbox init --help`),
-e.g. `grep -rn foo src` becomes `/path/to/outbox -- grep -rn foo src`. Left
-alone: pipelines, lists (; && ||), redirections (a trailing 2>&1 is dropped),
-substitutions, background commands, interactive invocations, commands already
-run by outbox, and `OUTBOX_WRAP=0 CMD ...`.
+Rewritten: only a line that is provably one simple command from the
+--commands list (see `outbox init --help`): plain words, 'single-quoted' and
+\"double-quoted\" strings without $ ` \\ !, and at most a trailing 2>&1.
+`grep -rn foo src` becomes
+  grep -rn foo src 2>&1 | /path/to/outbox --label grep; (exit \"${PIPESTATUS[0]-...}\")
+so the agent's shell still runs its own function or alias named grep, and the
+line's exit status is grep's. Left alone, with no answer at all: anything else
+($ in any form, backslashes, pipelines, lists, redirections, substitutions,
+globs, braces, comments, newlines, NAME=value prefixes), background commands,
+interactive invocations, commands already run by outbox.
 
 Permissions: Claude Code applies a rewrite together with a permission
 decision, so one is always sent: ask (the default) shows the rewritten command
@@ -154,147 +165,44 @@ pub fn decide(payload: &Value, commands: &[Wrapped], exe: &str, permission: Perm
     Some(json!({ "hookSpecificOutput": specific }))
 }
 
-/// One shell word: where it is in the text, and its value when that is
-/// known without running anything.
-#[derive(Debug)]
-struct Word {
-    start: usize,
-    end: usize,
-    /// The word with quotes removed.
-    value: String,
-    /// Contains a `$` expansion: the value is only known at run time.
-    dynamic: bool,
-    /// Contains quotes or escapes.
-    quoted: bool,
-}
+/// What the rewritten line appends after the command: the status of the
+/// pipeline's first element (the command) becomes the line's status again.
+/// bash names it `PIPESTATUS[0]`, zsh `pipestatus` (first element, whatever
+/// KSH_ARRAYS says); the subshell sets `$?` without leaving the shell.
+const KEEP_STATUS: &str = r#"(exit "${PIPESTATUS[0]-${pipestatus[@]:0:1}}")"#;
 
-/// Splits a simple command into words; None when the text holds anything
-/// but words (operators, redirections, substitutions, comments, newlines).
-fn split_words(text: &str) -> Option<Vec<Word>> {
-    let b = text.as_bytes();
-    let mut words = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b' ' | b'\t' => {
-                i += 1;
-                continue;
-            }
-            b'#' => return None,
-            _ => {}
-        }
-        let start = i;
-        let mut value = Vec::new();
-        let (mut dynamic, mut quoted) = (false, false);
-        while i < b.len() && !matches!(b[i], b' ' | b'\t') {
-            match b[i] {
-                b'\n' | b'\r' | b'|' | b'&' | b';' | b'<' | b'>' | b'(' | b')' | b'`' => return None,
-                b'$' if b.get(i + 1) == Some(&b'(') => return None,
-                b'$' => {
-                    dynamic = true;
-                    value.push(b'$');
-                    i += 1;
-                }
-                b'\\' => {
-                    let c = *b.get(i + 1)?;
-                    if c == b'\n' || c == b'\r' {
-                        return None;
-                    }
-                    quoted = true;
-                    value.push(c);
-                    i += 2;
-                }
-                b'\'' => {
-                    let close = i + 1 + b[i + 1..].iter().position(|&c| c == b'\'')?;
-                    value.extend_from_slice(&b[i + 1..close]);
-                    quoted = true;
-                    i = close + 1;
-                }
-                b'"' => {
-                    quoted = true;
-                    i += 1;
-                    loop {
-                        let c = *b.get(i)?;
-                        match c {
-                            b'"' => break,
-                            b'`' => return None,
-                            b'$' if b.get(i + 1) == Some(&b'(') => return None,
-                            b'$' => dynamic = true,
-                            b'\\' if matches!(b.get(i + 1), Some(b'"' | b'\\' | b'$' | b'`')) => {
-                                i += 1;
-                            }
-                            b'\\' if matches!(b.get(i + 1), Some(b'\n' | b'\r')) => return None,
-                            _ => {}
-                        }
-                        value.push(b[i]);
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                c => {
-                    value.push(c);
-                    i += 1;
-                }
-            }
-        }
-        words.push(Word { start, end: i, value: String::from_utf8_lossy(&value).into_owned(), dynamic, quoted });
-    }
-    Some(words)
-}
-
-/// `NAME=value` before the command: (NAME, the word).
-fn assignment(w: &Word, text: &str) -> Option<String> {
-    let raw = &text[w.start..w.end];
-    let (name, _) = raw.split_once('=')?;
-    let mut chars = name.chars();
-    let first = chars.next()?;
-    ((first.is_ascii_alphabetic() || first == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        .then(|| name.to_string())
-}
-
-/// `command` run through outbox, or None to leave it alone.
+/// `command` with its output piped through outbox, or None to leave it
+/// alone.
+///
+/// The command stays in front, as the agent's shell reads it, so a shell
+/// function, alias or builtin of that name runs exactly as it would have
+/// (Claude Code defines `rg`, and in newer versions `grep` and `find`, as
+/// functions running its bundled tools; `outbox -- rg` would exec another
+/// binary or none). Its stderr joins stdout, as in wrap mode, and the
+/// line's exit status is the command's, not outbox's. outbox reads a pipe
+/// here, so its header has no `command` or `exit_status`: it does not learn
+/// the status, the agent does, from the line.
 pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str) -> Option<String> {
     let mut text = command.trim_matches(|c| c == ' ' || c == '\t');
+    // The one redirection understood: the rewrite merges stderr anyway.
     if let Some(rest) = text.strip_suffix("2>&1") {
         if rest.ends_with([' ', '\t']) {
             text = rest.trim_end_matches([' ', '\t']);
         }
     }
-    let words = split_words(text)?;
-    let mut idx = 0;
-    while let Some(w) = words.get(idx) {
-        let Some(name) = assignment(w, text) else { break };
-        // The escape hatch shared with the shell wrappers.
-        if name == "OUTBOX_WRAP" && w.value != "OUTBOX_WRAP=1" {
-            return None;
-        }
-        idx += 1;
-    }
-    let cmd = words.get(idx)?;
-    if cmd.dynamic || cmd.quoted {
+    let words = words::simple_words(text)?;
+    // A first word in the list is a plain command name: `NAME=value CMD`
+    // (including the escape hatch `OUTBOX_WRAP=0 CMD`), `\grep` and
+    // `"grep"` are left alone.
+    let (cmd, args) = words.split_first()?;
+    if !cmd.plain {
         return None;
     }
     let wrapped = commands.iter().find(|w| w.name == cmd.value)?;
-    let args = &words[idx + 1..];
-    let rule_reads_args = !wrapped.subs.is_empty() || !wrapped.never.is_empty();
-    if rule_reads_args && args.iter().any(|a| a.dynamic) {
-        // `git $SUB` or `pytest $OPTS`: what runs is decided later.
+    if !wrapped.wants(&args.iter().map(|a| a.value.as_str()).collect::<Vec<_>>()) {
         return None;
     }
-    let values: Vec<&str> = args.iter().map(|a| a.value.as_str()).collect();
-    if !wrapped.wants(&values) {
-        return None;
-    }
-    let prefix = words[..idx].iter().map(|w| &text[w.start..w.end]).collect::<Vec<_>>().join(" ");
-    let mut out = String::with_capacity(text.len() + exe.len() + 8);
-    if !prefix.is_empty() {
-        out.push_str(&prefix);
-        out.push(' ');
-    }
-    out.push_str(&shell::quote(exe));
-    out.push_str(" -- ");
-    out.push_str(&text[cmd.start..]);
-    Some(out)
+    Some(format!("{text} 2>&1 | {} --label {}; {KEEP_STATUS}", shell::quote(exe), shell::quote(&wrapped.name)))
 }
 
 #[cfg(test)]
@@ -307,19 +215,20 @@ mod tests {
         rewrite(cmd, &shell::default_commands(), EXE)
     }
 
+    /// What `text`, a command named `name`, is rewritten to.
+    fn piped(text: &str, name: &str) -> String {
+        format!("{text} 2>&1 | /opt/outbox/bin/outbox --label {name}; {KEEP_STATUS}")
+    }
+
     #[test]
     fn rewrites_simple_commands() {
-        assert_eq!(rw("grep -rn foo src").as_deref(), Some("/opt/outbox/bin/outbox -- grep -rn foo src"));
-        assert_eq!(rw("  find . -name '*.rs'  ").as_deref(), Some("/opt/outbox/bin/outbox -- find . -name '*.rs'"));
-        assert_eq!(rw("git log --oneline 2>&1").as_deref(), Some("/opt/outbox/bin/outbox -- git log --oneline"));
-        assert_eq!(
-            rw("LC_ALL=C grep -c \"a b\" f").as_deref(),
-            Some("LC_ALL=C /opt/outbox/bin/outbox -- grep -c \"a b\" f")
-        );
-        assert_eq!(rw("git -C repo diff HEAD~1").as_deref(), Some("/opt/outbox/bin/outbox -- git -C repo diff HEAD~1"));
-        assert_eq!(rw("grep \"$PAT\" file").as_deref(), Some("/opt/outbox/bin/outbox -- grep \"$PAT\" file"));
-        assert_eq!(rw(r"grep a\|b f").as_deref(), Some(r"/opt/outbox/bin/outbox -- grep a\|b f"));
-        assert_eq!(rw("grep 'x | y; z' f").as_deref(), Some("/opt/outbox/bin/outbox -- grep 'x | y; z' f"));
+        assert_eq!(rw("grep -rn foo src"), Some(piped("grep -rn foo src", "grep")));
+        assert_eq!(rw("  find . -name '*.rs'  "), Some(piped("find . -name '*.rs'", "find")));
+        assert_eq!(rw("git log --oneline 2>&1"), Some(piped("git log --oneline", "git")));
+        assert_eq!(rw("grep -c \"a b\" f"), Some(piped("grep -c \"a b\" f", "grep")));
+        assert_eq!(rw("git -C repo diff HEAD~1"), Some(piped("git -C repo diff HEAD~1", "git")));
+        assert_eq!(rw("grep 'x | y; z' f"), Some(piped("grep 'x | y; z' f", "grep")));
+        assert_eq!(rw("git 'log'"), Some(piped("git 'log'", "git")), "the subcommand rule reads values");
     }
 
     #[test]
@@ -335,6 +244,9 @@ mod tests {
             "grep $(cat pat) f",
             "grep `cat pat` f",
             "grep \"$(cat pat)\" f",
+            "grep \"$PAT\" file",
+            r"grep a\|b f",
+            r"grep x $'\'' ; touch PWNED ; echo '\'",
             "(grep x f)",
             "grep x f\ngrep y f",
             "grep x f # note",
@@ -352,10 +264,14 @@ mod tests {
             "outbox -- grep x f",
             "/opt/outbox/bin/outbox -- grep x f",
             "OUTBOX_WRAP=0 grep x f",
+            "OUTBOX_WRAP=1 grep x f",
+            "LC_ALL=C grep x f",
             "command grep x f",
             "\"grep\" x f",
+            "g'rep' x f",
             "$GREP x f",
             "",
+            "2>&1",
             "FOO=1",
         ] {
             assert_eq!(rw(cmd), None, "{cmd:?} must not be rewritten");
@@ -373,7 +289,7 @@ mod tests {
         let out = decide(&p, &cmds, EXE, Permission::None).unwrap();
         let spec = &out["hookSpecificOutput"];
         assert_eq!(spec["hookEventName"], "PreToolUse");
-        assert_eq!(spec["updatedInput"]["command"], "/opt/outbox/bin/outbox -- git log -p");
+        assert_eq!(spec["updatedInput"]["command"], piped("git log -p", "git"));
         assert_eq!(spec["updatedInput"]["description"], "Show history");
         assert_eq!(spec["updatedInput"]["timeout"], 60000);
         assert!(spec.get("permissionDecision").is_none());
@@ -396,6 +312,6 @@ mod tests {
     #[test]
     fn exe_with_spaces_is_quoted() {
         let out = rewrite("ls -R", &shell::default_commands(), "/my apps/outbox").unwrap();
-        assert_eq!(out, "'/my apps/outbox' -- ls -R");
+        assert!(out.starts_with("ls -R 2>&1 | '/my apps/outbox' --label ls; "), "{out}");
     }
 }
