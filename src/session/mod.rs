@@ -195,7 +195,7 @@ impl Session {
             args.format = Format::Text;
         }
         let args = &args;
-        let store = store::resolve_dir(args.dir.as_deref()).and_then(|d| Store::open(&d)).map_err(|e| e.to_string());
+        let store = Store::open_env(&args.store).map_err(|e| e.to_string());
         let mut target = None;
         let store = match store {
             Ok(s) => match s.create_temp() {
@@ -341,7 +341,7 @@ impl Session {
                     label: self.label.clone(),
                     strategy: strategy.into(),
                     created: store::now_secs(),
-                    ttl_seconds: store::ttl_from_env(),
+                    ttl_seconds: store.ttl_seconds(),
                     bytes: sc.bytes,
                     chars: sc.chars,
                     lines: sc.lines,

@@ -39,15 +39,29 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             1
         }
     };
+    // The environment is read here, once, for every mode.
+    let store = store_env(cli.envelope.dir.as_deref());
+    let options = |cli: &Cli| -> anyhow::Result<outbox::session::RunOptions> {
+        let mut o = cli.envelope.options()?;
+        o.store = store.clone();
+        Ok(o)
+    };
     match cli.command {
-        Some(Command::Show(a)) => outbox::store::run_show(&a.into(), cli.envelope.dir.as_deref()).map(code),
-        Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), cli.envelope.dir.as_deref()).map(code),
-        Some(Command::Gc(a)) => outbox::store::run_gc(&a.into(), cli.envelope.dir.as_deref()).map(code),
+        Some(Command::Show(a)) => outbox::store::run_show(&a.into(), &store).map(code),
+        Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), &store).map(code),
+        Some(Command::Gc(a)) => outbox::store::run_gc(&a.into(), &store).map(code),
         Some(Command::Pack(a)) => outbox::notes::pack::run(&a.into()).map(code),
         Some(Command::Check(a)) => outbox::notes::check::run(&a.into()).map(code),
         Some(Command::Init(a)) => crate::integrate::shell::run(&a).map(code),
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
-        None if !cli.wrap.is_empty() => crate::wrap::run(&cli.envelope.options()?, &cli.wrap),
-        None => outbox::session::run_stdin(&cli.envelope.options()?),
+        None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap),
+        None => outbox::session::run_stdin(&options(&cli)?),
     }
+}
+
+/// The store's settings from `--dir` and the environment (`OUTBOX_DIR`,
+/// `XDG_CACHE_HOME`, `HOME`, `OUTBOX_TTL_SECONDS`, `OUTBOX_MAX_STORE_BYTES`).
+fn store_env(dir: Option<&std::path::Path>) -> outbox::store::StoreEnv {
+    let cwd = std::env::current_dir().ok();
+    outbox::store::StoreEnv::from_vars(dir, |k| std::env::var_os(k), cwd.as_deref())
 }

@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, RunOptions, MIN_BUDGET};
-use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions};
+use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions, StoreEnv};
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
 
@@ -404,7 +404,8 @@ impl EnvelopeArgs {
             .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
         Ok(RunOptions {
             label: self.label.as_ref().map(|l| l.to_string_lossy().into_owned()),
-            dir: self.dir.clone(),
+            // The caller fills this in from the environment (app.rs).
+            store: StoreEnv::default(),
             signal,
             tail: self.tail,
             budget: self.budget,
