@@ -326,7 +326,9 @@ impl Session {
             self.sinks.planned_strategy()
         };
 
-        let id = store::entry_id(&self.label, &ingest.spill.digest);
+        // The shortest id; commit says the real one (longer when another
+        // entry holds these digits).
+        let mut id = store::entry_id(&self.label, &ingest.spill.digest);
         let mut failed = false;
         let mut spill_error = None;
         let mut full_output = None;
@@ -336,7 +338,7 @@ impl Session {
             (Ok(_), _, Some(e)) => spill_error = Some(format!("writing the spill failed: {e}")),
             (Ok(_), None, None) => spill_error = Some("the spill file was lost".into()),
             (Ok(store), Some(temp), None) => {
-                let meta = Meta {
+                let mut meta = Meta {
                     id: id.clone(),
                     label: self.label.clone(),
                     strategy: strategy.into(),
@@ -353,8 +355,9 @@ impl Session {
                     duration_ms: command.as_ref().and_then(|c| c.duration_ms),
                     digest: store::digest_hex(&ingest.spill.digest),
                 };
-                match store.commit(temp, &meta) {
+                match store.commit(temp, &mut meta) {
                     Ok(entry) => {
+                        id = entry.id;
                         full_output = Some(entry.path);
                         store::maybe_collect(store);
                         committed = Some((store.clone(), meta));

@@ -13,8 +13,8 @@ use super::ls::Listed;
 use super::meta::{read_meta_at, MetaState};
 use super::sys::{try_flock, Stat, StoreDir};
 use super::{
-    format_age, format_size, is_entry_name, now_secs, plural, shown, Store, StoreEnv, AUTO_GC_INTERVAL_SECONDS,
-    GC_STAMP, META_SUFFIX, TEMP_GRACE_SECONDS, TEMP_PREFIX,
+    format_age, format_size, is_entry_name, now_secs, path_text, plural, shown, Store, StoreEnv,
+    AUTO_GC_INTERVAL_SECONDS, GC_STAMP, META_SUFFIX, TEMP_GRACE_SECONDS, TEMP_PREFIX,
 };
 
 /// `outbox gc` options.
@@ -91,7 +91,7 @@ impl GcReport {
 
 /// Removes an entry: data first, so that from then on it is gone for
 /// `show`; its metadata is an orphan for a moment at most.
-fn remove_entry(dir: &StoreDir, id: &str, dry_run: bool) -> io::Result<()> {
+pub(crate) fn remove_entry(dir: &StoreDir, id: &str, dry_run: bool) -> io::Result<()> {
     if dry_run {
         return Ok(());
     }
@@ -125,7 +125,7 @@ fn temp_is_stale(dir: &StoreDir, name: &str, st: &Stat, now: u64) -> bool {
 fn collect(dir: &StoreDir, plan: GcPlan, now: u64) -> io::Result<GcReport> {
     let mut report = GcReport::default();
     let fail = |report: &mut GcReport, name: &str, e: io::Error| {
-        report.failures.push(format!("cannot remove {} from {}: {e}", shown(name), dir.path.display()))
+        report.failures.push(format!("cannot remove {} from {}: {e}", shown(name), path_text(&dir.path)))
     };
     let mut entry_names = Vec::new();
     let mut meta_names = Vec::new();
@@ -248,7 +248,7 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
                 let _ = store.touch_stamp();
             }
             let plan = GcPlan { expire: true, cap, dry_run: args.dry_run };
-            collect(&store, plan, now_secs()).with_context(|| format!("collecting {} failed", path.display()))?
+            collect(&store, plan, now_secs()).with_context(|| format!("collecting {} failed", path_text(&path)))?
             // The lock is released here, before printing: a slow reader of
             // this report must not hold up every outbox run.
         }
@@ -290,7 +290,7 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
 /// for another process's lock.
 pub fn maybe_collect(store: &Store) {
     let cap = store.max_bytes();
-    let Ok(dir) = StoreDir::open(store.dir()) else { return };
+    let Ok(dir) = store.store_dir().reopen() else { return };
     let now = now_secs();
     let mut due = match dir.stat(GC_STAMP) {
         Ok(st) => {

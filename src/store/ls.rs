@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use super::meta::{read_meta_at, MetaState};
 use super::sys::{Stat, StoreDir};
-use super::{format_age, format_size, is_entry_name, now_secs, shown, StoreEnv, DEFAULT_TTL_SECONDS, META_SUFFIX};
+use super::{
+    format_age, format_size, is_entry_name, now_secs, path_text, shown, StoreEnv, DEFAULT_TTL_SECONDS, META_SUFFIX,
+};
 
 /// `outbox ls` options.
 #[derive(Debug, Clone, Default)]
@@ -196,8 +198,31 @@ fn write_ls_table(out: &mut impl Write, entries: &[Listed], dir: &Path, now: u64
         entries.len(),
         if entries.len() == 1 { "y" } else { "ies" },
         format_size(total),
-        shown(&dir.display().to_string())
+        path_text(dir)
     )
+}
+
+/// JSON text with every character that the one sanitiser escapes for
+/// display (C1 controls, bidi overrides and isolates, line separators)
+/// written as `\uXXXX`. serde_json leaves them raw, and a terminal or an
+/// agent reading `ls --json` would act on them. Such characters can only be
+/// inside strings (JSON's own syntax is ASCII), so the result is the same
+/// JSON value; ASCII controls are already escaped by serde_json.
+pub(crate) fn escape_unsafe_in_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let mut utf8 = [0u8; 4];
+    let mut utf16 = [0u16; 2];
+    for c in json.chars() {
+        let own = &*c.encode_utf8(&mut utf8);
+        if c.is_ascii() || crate::text::sanitize::display_str(own).text == own {
+            out.push(c);
+        } else {
+            for unit in c.encode_utf16(&mut utf16) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
+    out
 }
 
 /// `outbox ls`: entries newest first, as a table or (`--json`) an array.
@@ -212,7 +237,10 @@ pub fn run_ls(args: &LsOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::new(stdout.lock());
     let res = if args.json {
         let rows: Vec<LsJson> = entries.iter().map(|e| ls_json(e, &path, now)).collect();
-        serde_json::to_writer_pretty(&mut out, &rows).map_err(io::Error::from).and_then(|_| writeln!(out))
+        match serde_json::to_string_pretty(&rows) {
+            Ok(json) => writeln!(out, "{}", escape_unsafe_in_json(&json)),
+            Err(e) => Err(io::Error::from(e)),
+        }
     } else {
         write_ls_table(&mut out, &entries, &path, now)
     };
@@ -220,5 +248,19 @@ pub fn run_ls(args: &LsOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(anyhow!(e).context("cannot write to stdout")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_never_carries_bidi_or_c1_raw() {
+        let s = "a\u{202e}b\u{85}c\u{2066}d\u{200f}e\u{9b}f é 日本";
+        let json = serde_json::to_string(&s).unwrap();
+        let safe = escape_unsafe_in_json(&json);
+        assert_eq!(safe, "\"a\\u202eb\\u0085c\\u2066d\\u200fe\\u009bf é 日本\"");
+        assert_eq!(serde_json::from_str::<String>(&safe).unwrap(), s);
     }
 }

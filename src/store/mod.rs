@@ -3,12 +3,15 @@
 //!
 //! Files: this one (opening the store, temporary files, commit, entry
 //! names), `env` (settings, read from the environment by the caller),
-//! `sys` (system calls on the directory), `meta` (metadata), `show`, `ls`,
-//! `gc` (with the automatic collection after a run).
+//! `sys` (system calls relative to the directory's descriptor), `meta`
+//! (metadata), `lookup` (which entry an id, a prefix or a label names),
+//! `show`, `ls`, `rm`, `gc` (with the automatic collection after a run).
 //!
 //! Layout: one flat directory. outbox's own names are
-//! - `{label}-{12 hex of BLAKE3}`: an original, byte for byte (an *entry*);
-//! - `{label}-{12 hex}.meta`: its metadata, JSON ([`Meta`]);
+//! - `{label}-{hex}`: an original, byte for byte (an *entry*), where `hex`
+//!   is the first 12 (or more) hex digits of its BLAKE3 digest;
+//! - `{label}-{hex}.meta`: its metadata, JSON ([`Meta`]), which holds the
+//!   full 256-bit digest;
 //! - `.tmp-{pid}-{nanos}-{n}`: a file being written (spill or metadata);
 //! - `gc-stamp`: an empty marker whose mtime records the last automatic
 //!   collection ([`maybe_collect`]). It is not an entry name.
@@ -17,38 +20,49 @@
 //! neither is any of the names above when it is a symlink, not a regular
 //! file, or owned by another user.
 //!
+//! Ids work like git's abbreviated hashes. An entry's id is its name: 12
+//! hex digits when no other entry of the label holds them, more when one
+//! does (a 48-bit collision, or a damaged entry under the short name).
+//! `show` and `rm` accept any unique prefix. Two different inputs never
+//! share an entry: an existing entry is reused only after its bytes are
+//! re-hashed and found equal to the new input's digest, and `show`
+//! re-hashes an entry before printing it.
+//!
 //! Invariants:
-//! - the directory is ours, a real directory (never a symlink), mode 0700;
+//! - the directory is ours, a real directory (never a symlink), mode 0700,
+//!   checked on the descriptor every later call is relative to (`sys`);
 //!   anything else is refused, not repaired or followed;
-//! - entries and metadata are 0600 whatever the umask;
+//! - entries and metadata are 0600 whatever the umask (a reused entry is
+//!   made 0600 again);
 //! - an entry only ever appears complete: data is written to an exclusively
 //!   created `.tmp-…` file and renamed into place without replacing an
-//!   existing name; identical content under the same label is stored once;
+//!   existing name;
 //! - metadata is written before its entry is renamed into place, so whoever
 //!   sees an entry also finds its metadata;
 //! - names that start with a dot are temporary; entry and metadata names
 //!   never do.
 //!
 //! Concurrency: writers of the same content race only on the final rename,
-//! which `RENAME_NOREPLACE` settles (the loser removes its temporary file).
-//! Collection takes an exclusive `flock` on the directory and a commit a
-//! shared one, so gc never judges an entry expired (or its fresh metadata
-//! orphaned) while a run is reusing or placing it. A running writer holds a
-//! `flock` on its temporary file, so gc never removes a live one. `show`
-//! opens the data once and streams from that descriptor: a gc that unlinks
-//! the entry meanwhile cannot shorten what is printed.
+//! which `RENAME_NOREPLACE` settles (the loser checks the winner's bytes and
+//! removes its temporary file). Collection takes an exclusive `flock` on the
+//! directory and a commit a shared one, so gc never judges an entry expired
+//! (or its fresh metadata orphaned) while a run is reusing or placing it. A
+//! running writer holds a `flock` on its temporary file, so gc never removes
+//! a live one. `show` opens the data once and reads only from that
+//! descriptor: a gc that unlinks the entry meanwhile cannot shorten what is
+//! printed.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::stream::spill::SpillTarget;
 use meta::{meta_from_file, MetaState};
-use sys::{annotate, hint, is_our_regular_file, open_data, rename_noreplace, try_flock, verify_dir, StoreDir};
+use sys::{annotate, chmod_private, try_flock, StoreDir};
 
 /// What to do about a store that cannot be created or used.
 pub(crate) const DIR_HINT: &str = "set OUTBOX_DIR or pass --dir to use another directory";
@@ -64,18 +78,24 @@ pub const GC_STAMP: &str = "gc-stamp";
 pub const TEMP_GRACE_SECONDS: u64 = 3600;
 /// Automatic collection runs at most this often.
 pub const AUTO_GC_INTERVAL_SECONDS: u64 = 3600;
+/// Hex digits of the digest in an entry id, at least.
+pub const ID_HEX: usize = 12;
+/// Hex digits of a full BLAKE3 digest.
+const FULL_HEX: usize = 64;
 pub(crate) const MAX_LABEL: usize = 64;
 /// Metadata is a few hundred bytes; a larger file is not ours.
 pub(crate) const MAX_META_BYTES: u64 = 1 << 20;
-/// Read size for `show --lines` / `--grep`.
+/// Read size for `show --lines` / `--grep` and for re-hashing.
 pub(crate) const COPY_BUF: usize = 256 * 1024;
 /// How long a commit waits for a running gc before going ahead unlocked.
 const COMMIT_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 mod env;
 mod gc;
+mod lookup;
 mod ls;
 mod meta;
+mod rm;
 mod show;
 mod sys;
 
@@ -83,19 +103,23 @@ pub use env::StoreEnv;
 pub use gc::{maybe_collect, run_gc, GcOptions};
 pub use ls::{run_ls, LsOptions};
 pub use meta::Meta;
+pub use rm::{run_rm, RmOptions};
 pub use show::{parse_line_range, run_show, LineRange, ShowOptions};
 
 /// A stored original.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// Its id, which is also its name in the store.
     pub id: String,
+    /// Where it is, for users to read (access goes through the store's
+    /// descriptor).
     pub path: PathBuf,
 }
 
 /// An opened, verified store directory.
 #[derive(Debug, Clone)]
 pub struct Store {
-    dir: PathBuf,
+    dir: Arc<StoreDir>,
     /// TTL given to the entries this store commits.
     ttl_seconds: u64,
     /// Size cap that automatic collection enforces, if any.
@@ -114,30 +138,17 @@ impl Store {
     }
 
     /// Opens (creating if missing, mode 0700) and verifies the directory,
-    /// with the default TTL and no size cap.
+    /// with the default TTL and no size cap. Everything this store does
+    /// later happens in the directory opened here, whatever becomes of its
+    /// path.
     pub fn open(dir: &Path) -> io::Result<Store> {
-        match fs::symlink_metadata(dir) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if let Some(parent) = dir.parent() {
-                    fs::create_dir_all(parent)
-                        .map_err(|e| hint(annotate(e, "cannot create the parent of the store", parent)))?;
-                }
-                match fs::DirBuilder::new().mode(0o700).create(dir) {
-                    Ok(()) => fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?,
-                    // Another outbox created it meanwhile: verify below.
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                    Err(e) => return Err(hint(annotate(e, "cannot create the store", dir))),
-                }
-            }
-            Err(e) => return Err(hint(annotate(e, "cannot inspect the store", dir))),
-            Ok(_) => {}
-        }
-        verify_dir(dir)?;
-        Ok(Store { dir: dir.to_path_buf(), ttl_seconds: DEFAULT_TTL_SECONDS, max_bytes: None })
+        let dir = StoreDir::create_or_open(dir)?;
+        Ok(Store { dir: Arc::new(dir), ttl_seconds: DEFAULT_TTL_SECONDS, max_bytes: None })
     }
 
+    /// The path the store was opened by.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.dir.path
     }
 
     /// TTL for the entries made now.
@@ -152,39 +163,40 @@ impl Store {
 
     /// Path of the data file of `id` (which is not checked here).
     pub fn data_path(&self, id: &str) -> PathBuf {
-        self.dir.join(id)
+        self.dir.path.join(id)
     }
 
     pub fn meta_path(&self, id: &str) -> PathBuf {
-        self.dir.join(format!("{id}{META_SUFFIX}"))
+        self.dir.path.join(format!("{id}{META_SUFFIX}"))
+    }
+
+    pub(crate) fn store_dir(&self) -> &StoreDir {
+        &self.dir
     }
 
     /// Creates a fresh temporary file, exclusively, mode 0600, and locks it
     /// so that gc can tell it is in use however long the writer is silent.
     pub fn create_temp(&self) -> io::Result<SpillTarget> {
+        let (file, name) = self.create_temp_named()?;
+        Ok(SpillTarget { file, path: self.dir.path.join(name) })
+    }
+
+    fn create_temp_named(&self) -> io::Result<(std::fs::File, String)> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         loop {
             let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let name = format!("{TEMP_PREFIX}{}-{nanos:08x}-{n}", std::process::id());
-            let path = self.dir.join(name);
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&path)
-            {
+            match self.dir.create_new(&name) {
                 Ok(file) => {
-                    file.set_permissions(fs::Permissions::from_mode(0o600))?;
                     // Best effort: without flock, gc falls back on the mtime
                     // grace period alone.
                     let _ = try_flock(file.as_raw_fd(), libc::LOCK_EX);
-                    return Ok(SpillTarget { file, path });
+                    return Ok((file, name));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => {
-                    let e = annotate(e, "cannot create a temporary file in the store", &self.dir);
+                    let e = annotate(e, "cannot create a temporary file in the store", &self.dir.path);
                     return Err(io::Error::new(
                         e.kind(),
                         format!("{e}; check that it is writable and has free space (outbox gc frees space)"),
@@ -194,63 +206,108 @@ impl Store {
         }
     }
 
-    /// Moves a complete temporary file into place as `meta.id` and writes
-    /// its metadata. Identical content already stored is reused (and its
-    /// metadata refreshed, which restarts its TTL). On error the temporary
-    /// file is removed.
+    /// Moves a complete temporary file into place and writes its metadata;
+    /// sets `meta.id` to the entry's id. The id is `{label}-{12 hex}`
+    /// unless that name holds other bytes, then one more digit at a time.
+    /// An existing entry is reused only when its bytes hash to this digest
+    /// (its metadata is refreshed, which restarts its TTL, and it is made
+    /// 0600 again). On error the temporary file is removed.
     ///
     /// Races: two writers of the same content both write (equivalent)
-    /// metadata, one rename wins, the other sees `AlreadyExists`, finds a
-    /// regular file of ours of the same size under the same 48-bit id and
-    /// removes its temporary file: one entry, no temporary files.
-    pub fn commit(&self, temp: &Path, meta: &Meta) -> io::Result<Entry> {
+    /// metadata, one rename wins, the other sees `AlreadyExists`, re-hashes
+    /// the winner's file and removes its temporary file: one entry, no
+    /// temporary files.
+    pub fn commit(&self, temp: &Path, meta: &mut Meta) -> io::Result<Entry> {
+        let temp = match temp.file_name().and_then(|n| n.to_str()) {
+            Some(n) if n.starts_with(TEMP_PREFIX) && temp.parent() == Some(self.dir.path.as_path()) => n,
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is not a temporary file of this store", path_text(temp)),
+                ))
+            }
+        };
+        let res = self.place(temp, meta);
+        if res.is_err() {
+            let _ = self.dir.unlink(temp);
+        }
+        res
+    }
+
+    fn place(&self, temp: &str, meta: &mut Meta) -> io::Result<Entry> {
+        let hex = meta.digest.clone();
+        if hex.len() != FULL_HEX || !is_lower_hex(&hex) || sanitize_label(&meta.label, "") != meta.label {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "metadata without a valid label and digest"));
+        }
         // Held until the rename is done (dropped at return): see the module
         // docs.
         let _lock = self.lock_shared_briefly();
-        let data = self.data_path(&meta.id);
-        if self.holds_same(&data, meta) {
-            let _ = fs::remove_file(temp);
-            // The stored copy is valid whatever happens here; failing to
-            // refresh the metadata only keeps the older TTL.
-            let _ = self.write_meta(meta);
-            return Ok(Entry { id: meta.id.clone(), path: data });
-        }
-        // Metadata first: whoever sees the data also finds its metadata.
-        if let Err(e) = self.write_meta(meta) {
-            let _ = fs::remove_file(temp);
-            return Err(annotate(e, "cannot write the metadata", &self.meta_path(&meta.id)));
-        }
-        match rename_noreplace(temp, &data) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                if is_our_regular_file(&data, Some(meta.bytes)) {
-                    // A concurrent run stored the same content first.
-                    let _ = fs::remove_file(temp);
-                } else if let Err(e) = fs::rename(temp, &data) {
-                    // Not a valid copy of this content (truncated, foreign,
-                    // or a planted symlink): replace the name itself above;
-                    // rename never follows a link. A directory cannot be
-                    // replaced: give up cleanly.
-                    let _ = fs::remove_file(temp);
-                    return Err(annotate(e, "cannot move the spill into place", &data));
+        for len in ID_HEX..=FULL_HEX {
+            let id = format!("{}-{}", meta.label, &hex[..len]);
+            let placed = |meta: &mut Meta| {
+                meta.id = id.clone();
+                Entry { id: id.clone(), path: self.data_path(&id) }
+            };
+            match self.dir.stat(&id) {
+                Ok(_) => {
+                    if self.holds(&id, meta) {
+                        let _ = self.dir.unlink(temp);
+                        let entry = placed(meta);
+                        // The stored copy is valid whatever happens here;
+                        // failing to refresh the metadata keeps the older TTL.
+                        let _ = self.write_meta(meta);
+                        return Ok(entry);
+                    }
+                    // Other bytes under this name: a longer id.
+                    continue;
                 }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(annotate(e, "cannot inspect", &self.data_path(&id))),
             }
-            Err(e) => {
-                let _ = fs::remove_file(temp);
-                return Err(annotate(e, "cannot move the spill into place", &data));
+            let entry = placed(meta);
+            // Metadata first: whoever sees the data also finds its metadata.
+            self.write_meta(meta).map_err(|e| annotate(e, "cannot write the metadata", &self.meta_path(&id)))?;
+            match self.dir.rename_noreplace(temp, &id) {
+                Ok(()) => return Ok(entry),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if self.holds(&id, meta) {
+                        // A concurrent run stored the same content first.
+                        let _ = self.dir.unlink(temp);
+                        return Ok(entry);
+                    }
+                    // Someone placed other bytes meanwhile (and our metadata
+                    // now describes them wrongly, which `show` detects).
+                }
+                Err(e) => return Err(annotate(e, "cannot move the spill into place", &entry.path)),
             }
         }
-        Ok(Entry { id: meta.id.clone(), path: data })
+        Err(io::Error::new(io::ErrorKind::AlreadyExists, "every id for this content is taken by other bytes"))
+    }
+
+    /// Whether `name` is a regular file of ours whose bytes are exactly
+    /// what `meta` describes (size, then a re-hash); if so it is made 0600.
+    fn holds(&self, name: &str, meta: &Meta) -> bool {
+        let Ok((file, md)) = self.dir.open_read(name) else { return false };
+        if md.len() != meta.bytes {
+            return false;
+        }
+        match hash_file(&file) {
+            Ok(d) if digest_hex(&d) == meta.digest => {
+                let _ = chmod_private(&file);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Writes metadata atomically (temporary file, then rename), 0600.
     pub fn write_meta(&self, meta: &Meta) -> io::Result<()> {
-        let mut tmp = self.create_temp()?;
+        let (mut file, tmp) = self.create_temp_named()?;
         let json = serde_json::to_vec_pretty(meta).map_err(io::Error::other)?;
-        let res = tmp.file.write_all(&json).and_then(|_| tmp.file.write_all(b"\n"));
-        drop(tmp.file);
-        if let Err(e) = res.and_then(|_| fs::rename(&tmp.path, self.meta_path(&meta.id))) {
-            let _ = fs::remove_file(&tmp.path);
+        let res = file.write_all(&json).and_then(|_| file.write_all(b"\n"));
+        drop(file);
+        if let Err(e) = res.and_then(|_| self.dir.rename(&tmp, &format!("{}{META_SUFFIX}", meta.id))) {
+            let _ = self.dir.unlink(&tmp);
             return Err(e);
         }
         Ok(())
@@ -258,23 +315,18 @@ impl Store {
 
     /// Reads the metadata of `id`, if present, ours and well-formed.
     pub fn read_meta(&self, id: &str) -> Option<Meta> {
-        let file = open_data(&self.meta_path(id)).ok()?;
+        let (file, _) = self.dir.open_read(&format!("{id}{META_SUFFIX}")).ok()?;
         match meta_from_file(file, id) {
             MetaState::Ok(m) => Some(m),
             _ => None,
         }
     }
 
-    fn holds_same(&self, data: &Path, meta: &Meta) -> bool {
-        is_our_regular_file(data, Some(meta.bytes))
-            && self.read_meta(&meta.id).is_some_and(|m| m.digest == meta.digest && m.bytes == meta.bytes)
-    }
-
     /// A shared lock on the directory, waiting at most [`COMMIT_LOCK_WAIT`]
     /// for a running gc; after that (or without flock) the commit goes
     /// ahead unlocked rather than losing the output.
     fn lock_shared_briefly(&self) -> Option<StoreDir> {
-        let dir = StoreDir::open(&self.dir).ok()?;
+        let dir = self.dir.reopen().ok()?;
         let deadline = Instant::now() + COMMIT_LOCK_WAIT;
         loop {
             match try_flock(dir.fd.as_raw_fd(), libc::LOCK_SH) {
@@ -286,14 +338,35 @@ impl Store {
     }
 }
 
-/// The entry id for content with `digest` under `label`.
+/// BLAKE3 of a file's bytes from its start, read from the descriptor.
+pub(crate) fn hash_file(file: &std::fs::File) -> io::Result<[u8; 32]> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; COPY_BUF];
+    let mut r = file;
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return Ok(*hasher.finalize().as_bytes()),
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The shortest id content with `digest` can have under `label` (its id
+/// when no other entry holds those 12 digits).
 pub fn entry_id(label: &str, digest: &[u8; 32]) -> String {
-    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{label}-{hex}")
+    format!("{label}-{}", &digest_hex(digest)[..ID_HEX])
 }
 
 pub fn digest_hex(digest: &[u8; 32]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(crate) fn is_lower_hex(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Sanitises a label to `[A-Za-z0-9._-]{1,64}` with no leading dot, so no
@@ -310,16 +383,23 @@ pub fn sanitize_label(raw: &str, fallback: &str) -> String {
     }
 }
 
-/// Whether `name` is an entry name in outbox's own format. No such name
-/// contains `/` or starts with a dot, and [`GC_STAMP`] is not one.
-pub fn is_entry_name(name: &str) -> bool {
-    let Some((label, hex)) = name.rsplit_once('-') else { return false };
-    hex.len() == 12
-        && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+/// A name's label and hex digits, when it is an entry name in outbox's own
+/// format. No such name contains `/` or starts with a dot, and
+/// [`GC_STAMP`] is not one.
+pub(crate) fn split_id(name: &str) -> Option<(&str, &str)> {
+    let (label, hex) = name.rsplit_once('-')?;
+    let ok = (ID_HEX..=FULL_HEX).contains(&hex.len())
+        && is_lower_hex(hex)
         && !label.is_empty()
         && label.len() <= MAX_LABEL
         && !label.starts_with('.')
-        && label.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && label.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    ok.then_some((label, hex))
+}
+
+/// Whether `name` is an entry name in outbox's own format.
+pub fn is_entry_name(name: &str) -> bool {
+    split_id(name).is_some()
 }
 
 pub fn now_secs() -> u64 {
@@ -361,6 +441,12 @@ pub(crate) fn shown(s: &str) -> String {
     }
 }
 
+/// A path in a message: escaped by the one sanitiser (a directory name can
+/// hold terminal controls or bidi overrides), never shortened.
+pub(crate) fn path_text(p: &Path) -> String {
+    crate::text::sanitize::display(p.as_os_str().as_bytes()).text
+}
+
 pub(crate) fn plural(n: u64) -> &'static str {
     if n == 1 {
         ""
@@ -373,6 +459,7 @@ pub(crate) fn plural(n: u64) -> &'static str {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
+    use std::fs;
 
     /// A private store in a fresh temporary directory.
     pub(crate) fn store() -> (tempfile::TempDir, Store) {
@@ -387,7 +474,7 @@ pub(crate) mod testutil {
         let mut t = store.create_temp().unwrap();
         t.file.write_all(data).unwrap();
         drop(t.file);
-        let meta = Meta {
+        let mut meta = Meta {
             id: entry_id(label, &digest),
             label: label.into(),
             strategy: "text-envelope".into(),
@@ -404,7 +491,7 @@ pub(crate) mod testutil {
             duration_ms: None,
             digest: digest_hex(&digest),
         };
-        store.commit(&t.path, &meta).unwrap().id
+        store.commit(&t.path, &mut meta).unwrap().id
     }
 
     pub(crate) fn names_in(store: &Store) -> Vec<String> {
@@ -419,6 +506,8 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::{names_in, put, store};
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn labels_cannot_escape_the_store() {
@@ -449,28 +538,138 @@ mod tests {
         assert_eq!(fs::read(store.data_path(&ids[0])).unwrap(), vec![7u8; 100_000]);
     }
 
+    /// The hex digits of `data`'s digest.
+    fn hex_of(data: &[u8]) -> String {
+        digest_hex(blake3::hash(data).as_bytes())
+    }
+
     #[test]
-    fn commit_replaces_a_planted_symlink_and_cleans_up_on_failure() {
+    fn a_planted_name_is_never_followed_reused_or_replaced() {
         let (tmp, store) = store();
         let outside = tmp.path().join("outside");
         fs::write(&outside, b"untouched").unwrap();
-        let digest = *blake3::hash(b"data").as_bytes();
-        let id = entry_id("x", &digest);
-        std::os::unix::fs::symlink(&outside, store.data_path(&id)).unwrap();
-        assert_eq!(put(&store, "x", b"data", now_secs(), 60), id);
+        let hex = hex_of(b"data");
+        std::os::unix::fs::symlink(&outside, store.data_path(&format!("x-{}", &hex[..12]))).unwrap();
+        fs::create_dir(store.data_path(&format!("x-{}", &hex[..13]))).unwrap();
+        let id = put(&store, "x", b"data", now_secs(), 60);
+        assert_eq!(id, format!("x-{}", &hex[..14]), "both taken names are skipped");
         assert_eq!(fs::read(&outside).unwrap(), b"untouched");
-        assert!(fs::symlink_metadata(store.data_path(&id)).unwrap().is_file());
+        assert!(fs::symlink_metadata(store.data_path(&format!("x-{}", &hex[..12]))).unwrap().is_symlink());
+        assert_eq!(fs::read(store.data_path(&id)).unwrap(), b"data");
+        assert_eq!(store.read_meta(&id).unwrap().id, id);
 
-        // A directory under the name cannot be replaced: an error, and no
-        // temporary file left behind.
-        let digest = *blake3::hash(b"other").as_bytes();
-        fs::create_dir(store.data_path(&entry_id("y", &digest))).unwrap();
+        // A failed commit leaves no temporary file behind.
         let mut t = store.create_temp().unwrap();
         t.file.write_all(b"other").unwrap();
-        let meta =
-            Meta { id: entry_id("y", &digest), digest: digest_hex(&digest), bytes: 5, ..store.read_meta(&id).unwrap() };
-        assert!(store.commit(&t.path, &meta).is_err());
+        let mut meta = Meta { label: "../bad".into(), ..store.read_meta(&id).unwrap() };
+        assert!(store.commit(&t.path, &mut meta).is_err());
         assert!(names_in(&store).iter().all(|n| !n.starts_with(TEMP_PREFIX)), "{:?}", names_in(&store));
+    }
+
+    #[test]
+    fn a_48_bit_collision_keeps_both_inputs_apart() {
+        let (_tmp, store) = store();
+        let hex = hex_of(b"real content");
+        // Another input under the same 12 digits, the same size, and
+        // metadata that even claims the same digest: only a re-hash tells.
+        let short = format!("x-{}", &hex[..12]);
+        fs::write(store.data_path(&short), b"fake content").unwrap();
+        fs::set_permissions(store.data_path(&short), fs::Permissions::from_mode(0o600)).unwrap();
+        let now = now_secs();
+        let planted = Meta {
+            id: short.clone(),
+            label: "x".into(),
+            strategy: "text-envelope".into(),
+            created: now,
+            ttl_seconds: 60,
+            bytes: 12,
+            chars: 12,
+            lines: 1,
+            complete: true,
+            interrupted_by: None,
+            command: None,
+            exit_status: None,
+            signal: None,
+            duration_ms: None,
+            digest: hex.clone(),
+        };
+        store.write_meta(&planted).unwrap();
+        let id = put(&store, "x", b"real content", now, 60);
+        assert_eq!(id, format!("x-{}", &hex[..13]));
+        assert_eq!(fs::read(store.data_path(&id)).unwrap(), b"real content");
+        assert_eq!(fs::read(store.data_path(&short)).unwrap(), b"fake content", "the other entry is left alone");
+        // Stored again: the verified longer entry is reused.
+        assert_eq!(put(&store, "x", b"real content", now, 60), id);
+    }
+
+    #[test]
+    fn an_edited_entry_is_not_reused_and_a_reused_one_is_private_again() {
+        let (_tmp, store) = store();
+        let now = now_secs();
+        let id = put(&store, "e", b"original bytes", now, 60);
+        fs::set_permissions(store.data_path(&id), fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(put(&store, "e", b"original bytes", now, 60), id);
+        assert_eq!(fs::metadata(store.data_path(&id)).unwrap().mode() & 0o777, 0o600);
+
+        fs::write(store.data_path(&id), b"edited! bytes!").unwrap();
+        let again = put(&store, "e", b"original bytes", now, 60);
+        assert_ne!(again, id);
+        assert!(again.starts_with(&id));
+        assert_eq!(fs::read(store.data_path(&again)).unwrap(), b"original bytes");
+    }
+
+    #[test]
+    fn a_store_swapped_for_a_symlink_mid_run_keeps_every_write_in_the_real_directory() {
+        let (tmp, store) = store();
+        let mut t = store.create_temp().unwrap();
+        t.file.write_all(b"secret\n").unwrap();
+        drop(t.file);
+        // The store's path now leads somewhere else.
+        let moved = tmp.path().join("moved");
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::rename(store.dir(), &moved).unwrap();
+        fs::create_dir(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, store.dir()).unwrap();
+
+        let digest = *blake3::hash(b"secret\n").as_bytes();
+        let mut meta = Meta {
+            id: String::new(),
+            label: "s".into(),
+            strategy: "text-envelope".into(),
+            created: now_secs(),
+            ttl_seconds: 60,
+            bytes: 7,
+            chars: 7,
+            lines: 1,
+            complete: true,
+            interrupted_by: None,
+            command: None,
+            exit_status: None,
+            signal: None,
+            duration_ms: None,
+            digest: digest_hex(&digest),
+        };
+        let entry = store.commit(&t.path, &mut meta).expect("commit in the directory opened");
+        assert_eq!(fs::read(moved.join(&entry.id)).unwrap(), b"secret\n");
+        assert!(moved.join(format!("{}{META_SUFFIX}", entry.id)).exists());
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "something was written through the link");
+        maybe_collect(&store);
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "gc wrote through the link");
+    }
+
+    #[test]
+    fn a_symlinked_or_open_store_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o700)).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let e = Store::open(&link).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o755)).unwrap();
+        let e = Store::open(&real).unwrap_err().to_string();
+        assert!(e.contains("chmod 700"), "{e}");
     }
 
     #[test]

@@ -2,16 +2,22 @@
 //! (`--lines`), or the lines that match a pattern (`--grep`). Reading
 //! commands never create the store.
 
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
 use regex::bytes::Regex;
 
+use super::lookup::{self, candidates, Accept, Miss};
 use super::meta::{read_meta_at, MetaState};
 use super::sys::StoreDir;
-use super::{format_age, is_entry_name, now_secs, plural, shown, StoreEnv, COPY_BUF, DEFAULT_TTL_SECONDS};
+use super::{
+    digest_hex, format_age, hash_file, now_secs, path_text, plural, shown, split_id, StoreEnv, COPY_BUF,
+    DEFAULT_TTL_SECONDS,
+};
 
 /// Lines `first..=last` (1-based); `last: None` runs to the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +67,9 @@ pub fn parse_line_range(s: &str) -> Result<LineRange, String> {
 /// `outbox show` options.
 #[derive(Debug, Clone, Default)]
 pub struct ShowOptions {
-    /// Entry id, as printed in the envelope header (`id`) or by `outbox ls`.
+    /// Which entry: its id (the envelope header's `id`, or from `outbox
+    /// ls`), a unique prefix of one, `last` (the newest entry), or a label
+    /// (its newest entry). An id or a prefix wins over a label.
     pub id: String,
 
     /// Print only lines A to B, 1-based and both included, exactly as
@@ -71,8 +79,9 @@ pub struct ShowOptions {
 
     /// Print the lines that match REGEX (Rust regex syntax; `(?i)` for any
     /// case) as `LINENO: TEXT`, control characters escaped. With --lines,
-    /// only lines in that range are searched.
-    pub grep: Option<String>,
+    /// only lines in that range are searched. Compiled by the caller, so a
+    /// bad pattern is a usage error.
+    pub grep: Option<Regex>,
 }
 
 /// How a `--lines` / `--grep` pass ended.
@@ -185,36 +194,47 @@ fn gone(id: &str) -> String {
     )
 }
 
-/// `outbox show`: the original exactly, or some of its lines.
-pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
-    let id = args.id.as_str();
-    // Only names in entry format: `../x`, `/etc/passwd`, `.tmp-…`, `x.meta`
-    // and `gc-stamp` are all refused here.
-    if !is_entry_name(id) {
-        bail!(
-            "'{}' is not an entry id: ids look like stdin-3f2a9c1b7d4e (the \"id\" of the envelope header; \
-             outbox ls lists them)",
-            shown(id)
-        );
+/// The message for a name that picks no entry, or more than one.
+pub(crate) fn miss_message(q: &str, miss: Miss, store: &Path) -> anyhow::Error {
+    match miss {
+        Miss::Malformed | Miss::NotFound { id_like: false } => anyhow!(
+            "'{}' is not an entry id, an id prefix or a label in the store: ids look like stdin-3f2a9c1b7d4e \
+             (the \"id\" of the envelope header; outbox ls lists them); if it was one, it is gone or expired: \
+             re-run the source command to get its output again",
+            shown(q)
+        ),
+        Miss::NotFound { id_like: true } => anyhow!(gone(q)),
+        Miss::Ambiguous(names) => anyhow!(
+            "'{q}' is ambiguous: {} ids start with it: {}; give more of the id",
+            names.len(),
+            candidates(&names)
+        ),
+        Miss::Io(e) => anyhow!(e).context(format!("cannot read the store {}", path_text(store))),
     }
-    let grep = match &args.grep {
-        Some(r) => Some(Regex::new(r).map_err(|e| anyhow!("--grep is not a valid regex: {e}"))?),
-        None => None,
-    };
+}
+
+/// `outbox show`: the original exactly, or some of its lines, after
+/// checking that its bytes still hash to its id (see [`verify`]).
+pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
+    let q = args.id.as_str();
     let path = env.dir()?.to_path_buf();
-    let Some(store) = StoreDir::open_existing(&path)? else { bail!(gone(id)) };
+    let Some(store) = StoreDir::open_existing(&path)? else {
+        return Err(miss_message(q, lookup::resolve_without_store(q), &path));
+    };
+    let id = lookup::resolve(&store, q, Accept::IdsLastLabels).map_err(|m| miss_message(q, m, &path))?;
+    let id = id.as_str();
 
     // Metadata first: an entry is renamed into place after its metadata,
     // so an entry seen below without metadata lost it later.
     let meta = read_meta_at(&store, id);
-    let (file, md) = match store.open_read(id) {
+    let (mut file, md) = match store.open_read(id) {
         Ok(x) => x,
         Err(e) if e.kind() == io::ErrorKind::NotFound => bail!(gone(id)),
         // A symlink, a FIFO, a file of another user: never read.
         Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-            bail!("refusing to show {id} from {}: {e}; remove that name from the store", path.display())
+            bail!("refusing to show {id} from {}: {e}; remove that name from the store", path_text(&path))
         }
-        Err(e) => return Err(anyhow!(e).context(format!("cannot open entry {id} in {}", path.display()))),
+        Err(e) => return Err(anyhow!(e).context(format!("cannot open entry {id} in {}", path_text(&path)))),
     };
     let now = now_secs();
     let expires_at = match &meta {
@@ -228,13 +248,18 @@ pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> 
             format_age(now - expires_at)
         );
     }
+    if let MetaState::Ok(m) = &meta {
+        if m.bytes != md.len() {
+            bail!(
+                "entry {id} does not match its metadata ({} bytes stored, {} recorded): it was changed or \
+                 damaged; re-run the source command to get its output again",
+                md.len(),
+                m.bytes
+            );
+        }
+    }
+    verify(id, &mut file, &meta)?;
     match &meta {
-        MetaState::Ok(m) if m.bytes != md.len() => bail!(
-            "entry {id} does not match its metadata ({} bytes stored, {} recorded): it was changed or damaged; \
-             re-run the source command to get its output again",
-            md.len(),
-            m.bytes
-        ),
         MetaState::Ok(m) if !m.complete => {
             let by = m.interrupted_by.as_deref().map(|s| format!(" by {}", shown(s))).unwrap_or_default();
             crate::say!(
@@ -254,7 +279,7 @@ pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> 
 
     let size = md.len();
     let stdout = io::stdout();
-    let result = match (args.lines, &grep) {
+    let result = match (args.lines, &args.grep) {
         (None, None) => {
             // One descriptor, read to the size it had when opened: a gc that
             // unlinks the entry meanwhile cannot cut this short. io::copy
@@ -287,6 +312,28 @@ pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> 
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(anyhow!(e).context(format!("showing entry {id} failed; what was printed is incomplete"))),
     }
+}
+
+/// Re-hashes the whole entry before anything is printed, and leaves `file`
+/// at its start. Printing cannot be taken back, so the check comes first,
+/// at the cost of reading the entry twice. The digest expected is the
+/// metadata's (all 256 bits); without usable metadata, the digits in the
+/// id. A mismatch means the bytes were edited or damaged after they were
+/// stored: an error, and nothing on stdout.
+fn verify(id: &str, file: &mut File, meta: &MetaState) -> anyhow::Result<()> {
+    let expected = match meta {
+        MetaState::Ok(m) => m.digest.as_str(),
+        _ => split_id(id).map_or("", |(_, hex)| hex),
+    };
+    let actual = hash_file(file).map_err(|e| anyhow!(e).context(format!("cannot read entry {id}")))?;
+    if expected.is_empty() || !digest_hex(&actual).starts_with(expected) {
+        bail!(
+            "entry {id} was altered after it was stored: its bytes no longer hash to its recorded digest; \
+             nothing was printed; remove it (outbox rm {id}) and re-run the source command"
+        );
+    }
+    file.seek(SeekFrom::Start(0)).map_err(|e| anyhow!(e).context(format!("cannot read entry {id}")))?;
+    Ok(())
 }
 
 /// Notes and errors about a `--lines` / `--grep` pass: an error (returned)

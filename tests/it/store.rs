@@ -235,9 +235,11 @@ fn show_grep_prints_numbered_matching_lines_escaped() {
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).contains("no line"));
 
+    // A bad pattern is a usage error like any other: exit 2, said by clap.
     let out = run(&store, &["show", &id, "--grep", "("], b"");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("--grep is not a valid regex"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(stderr(&out).contains("--grep") && stderr(&out).contains("not a valid regex"), "{}", stderr(&out));
 }
 
 #[test]
@@ -565,4 +567,100 @@ fn metadata_holds_what_the_contract_lists() {
     assert_eq!(meta["complete"], true);
     assert_eq!(meta["command"], "sh -c 'seq 1 30000; exit 4'");
     assert_eq!(meta["exit_status"], 4);
+}
+
+/// The hex digits of BLAKE3 of `data`, as ids and metadata hold them.
+fn hex_of(data: &[u8]) -> String {
+    blake3::hash(data).to_hex().to_string()
+}
+
+#[test]
+fn show_refuses_an_entry_edited_after_it_was_stored() {
+    let store = util::Store::new();
+    let id = store_input(&store, &[], b"the real output\nline two\n");
+    fs::write(store.path().join(&id), b"the fake output\nline two\n").unwrap();
+    for args in [vec!["show", &id], vec!["show", &id, "--lines", "2"], vec!["show", &id, "--grep", "line"]] {
+        let out = run(&store, &args, b"");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: something was printed");
+        assert!(stderr(&out).contains("was altered after it was stored"), "{}", stderr(&out));
+    }
+    // Without metadata, the digits in the id still catch it.
+    fs::remove_file(store.path().join(format!("{id}.meta"))).unwrap();
+    let out = run(&store, &["show", &id], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn another_input_under_the_same_short_id_is_never_merged_or_served() {
+    let store = util::Store::new();
+    let input = b"the input\n";
+    let hex = hex_of(input);
+    let short = format!("stdin-{}", &hex[..12]);
+    // A different input of the same size under the 12 digits, with
+    // metadata that claims the real digest: size and metadata agree, only
+    // the bytes differ.
+    fs::write(store.path().join(&short), b"other text\n").unwrap();
+    fs::set_permissions(store.path().join(&short), fs::Permissions::from_mode(0o600)).unwrap();
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let meta = serde_json::json!({"id": short, "label": "stdin", "strategy": "text-envelope", "created": now,
+        "ttl_seconds": 3600, "bytes": 10, "chars": 10, "lines": 1, "complete": true, "digest": hex});
+    fs::write(store.path().join(format!("{short}.meta")), meta.to_string()).unwrap();
+    fs::set_permissions(store.path().join(format!("{short}.meta")), fs::Permissions::from_mode(0o600)).unwrap();
+
+    let id = store_input(&store, &[], input);
+    assert_eq!(id, format!("stdin-{}", &hex[..13]), "a longer id");
+    let out = run(&store, &["show", &id], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, input);
+    // The planted entry is never shown as this input.
+    let out = run(&store, &["show", &short], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    // A prefix both ids share is ambiguous and names both.
+    let out = run(&store, &["show", &format!("stdin-{}", &hex[..8])], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("ambiguous") && err.contains(&short) && err.contains(&id), "{err}");
+    // A unique prefix or the full digest works.
+    let other = store_input(&store, &["--label", "solo"], b"solo\n");
+    for q in [&other[..other.len() - 6], &format!("solo-{}", hex_of(b"solo\n"))] {
+        let out = run(&store, &["show", q], b"");
+        assert!(out.status.success(), "{q}: {}", stderr(&out));
+        assert_eq!(out.stdout, b"solo\n");
+    }
+}
+
+#[test]
+fn ls_json_and_messages_escape_bidi_and_control_characters() {
+    let store = util::Store::new();
+    let id = store_input(&store, &[], b"x\n");
+    let evil = "rm -rf \u{202e}txt.exe\u{85}\u{2066}\u{200f}\u{9b}31m\u{1b}]0;title\u{7}";
+    edit_meta(store.path(), &id, "command", evil.into());
+    let out = run(&store, &["ls", "--json"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    for c in ['\u{202e}', '\u{85}', '\u{2066}', '\u{200f}', '\u{9b}', '\u{1b}', '\u{7}'] {
+        assert!(!text.contains(c), "raw U+{:04X} in ls --json: {text}", c as u32);
+    }
+    assert!(text.contains("\\u202e") && text.contains("\\u0085"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["command"], evil, "the value itself is unchanged");
+
+    // A store path with controls in it is escaped in diagnostics.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("st\u{1b}[31more\u{202e}");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    for args in [&["ls"][..], &["show", "last"], &["gc"], &["--envelope", "always"]] {
+        let mut cmd = Command::new(util::bin());
+        cmd.args(args).env("OUTBOX_DIR", &dir);
+        let out = run_cmd(cmd, b"x\n");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("chmod 700"), "{args:?}: {err}");
+        assert!(!err.contains('\u{1b}') && !err.contains('\u{202e}'), "{args:?}: raw controls in {err:?}");
+        assert!(err.contains("store\\u{202e}"), "{args:?}: {err}");
+    }
 }

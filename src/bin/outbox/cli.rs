@@ -212,6 +212,12 @@ fn parse_budget(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// `show --grep`, compiled once while parsing, so a bad pattern is a usage
+/// error (exit 2) like any other.
+fn parse_grep(s: &str) -> Result<regex::bytes::Regex, String> {
+    regex::bytes::Regex::new(s).map_err(|e| format!("not a valid regex: {e}"))
+}
+
 fn parse_tail(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("0 would hide the last line, which is always kept: use at least 1".into()),
@@ -307,8 +313,8 @@ pub struct ShowArgs {
     /// Print the lines that match REGEX (Rust regex syntax; `(?i)` for any
     /// case) as `LINENO: TEXT`, control characters escaped. With --lines,
     /// only lines in that range are searched.
-    #[arg(long, value_name = "REGEX")]
-    pub grep: Option<String>,
+    #[arg(long, value_name = "REGEX", value_parser = parse_grep)]
+    pub grep: Option<regex::bytes::Regex>,
 }
 
 /// `outbox ls` options.
