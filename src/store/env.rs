@@ -4,12 +4,13 @@
 //! store.
 //!
 //! Variables, all optional: `OUTBOX_DIR` (else `$XDG_CACHE_HOME/outbox`,
-//! else `~/.cache/outbox`), `OUTBOX_TTL_SECONDS`, `OUTBOX_MAX_STORE_BYTES`.
+//! else `~/.cache/outbox`), `OUTBOX_TTL_SECONDS`, `OUTBOX_MAX_STORE_BYTES`,
+//! `OUTBOX_MIN_FREE_BYTES`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::DEFAULT_TTL_SECONDS;
+use super::{DEFAULT_MAX_STORE_BYTES, DEFAULT_TTL_SECONDS};
 
 /// Where the store is and how it is kept, resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +19,12 @@ pub struct StoreEnv {
     pub dir: Result<PathBuf, String>,
     /// TTL given to new entries.
     pub ttl_seconds: u64,
-    /// `OUTBOX_MAX_STORE_BYTES`: `Ok(None)` when unset; `Err` when it is
-    /// not a size.
+    /// `OUTBOX_MAX_STORE_BYTES`: the default cap when unset, `Ok(None)`
+    /// for `off`; `Err` when it is not a size.
     pub max_bytes: Result<Option<u64>, String>,
+    /// `OUTBOX_MIN_FREE_BYTES`: the free space a spill leaves; `Ok(None)`
+    /// for the default, max(1 GiB, 5% of the filesystem).
+    pub min_free_bytes: Result<Option<u64>, String>,
 }
 
 impl Default for StoreEnv {
@@ -30,7 +34,8 @@ impl Default for StoreEnv {
         StoreEnv {
             dir: Err("no store directory was given: pass --dir or set OUTBOX_DIR".into()),
             ttl_seconds: DEFAULT_TTL_SECONDS,
-            max_bytes: Ok(None),
+            max_bytes: Ok(Some(DEFAULT_MAX_STORE_BYTES)),
+            min_free_bytes: Ok(None),
         }
     }
 }
@@ -63,25 +68,46 @@ impl StoreEnv {
         let ttl_seconds = var("OUTBOX_TTL_SECONDS")
             .and_then(|v| v.to_str().and_then(|v| v.trim().parse().ok()))
             .unwrap_or(DEFAULT_TTL_SECONDS);
-        let max_bytes = match var("OUTBOX_MAX_STORE_BYTES") {
-            None => Ok(None),
-            Some(v) => match v.to_str() {
-                None => {
-                    Err("OUTBOX_MAX_STORE_BYTES is not a size: use a number with an optional K, M or G suffix".into())
-                }
-                Some(v) if v.trim().is_empty() => Ok(None),
-                Some(v) => {
-                    crate::text::size::parse_size(v).map(Some).map_err(|e| format!("OUTBOX_MAX_STORE_BYTES: {e}"))
-                }
-            },
+        let max_bytes = match size_var(&var, "OUTBOX_MAX_STORE_BYTES", true) {
+            Ok(None) => Ok(Some(DEFAULT_MAX_STORE_BYTES)),
+            Ok(Some(Some(n))) => Ok(Some(n)),
+            Ok(Some(None)) => Ok(None),
+            Err(e) => Err(e),
         };
-        StoreEnv { dir, ttl_seconds, max_bytes }
+        let min_free_bytes = size_var(&var, "OUTBOX_MIN_FREE_BYTES", false).map(Option::flatten);
+        StoreEnv { dir, ttl_seconds, max_bytes, min_free_bytes }
+    }
+
+    /// The cap `outbox gc` enforces, or why the variable is unusable.
+    pub fn cap(&self) -> Result<Option<u64>, String> {
+        self.max_bytes.clone().map_err(|e| format!("{e}; unset it, set it to a size such as 500M, or to off"))
     }
 
     /// The directory, or an error that says how to name one.
     pub fn dir(&self) -> std::io::Result<&Path> {
         self.dir.as_deref().map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.clone()))
     }
+}
+
+/// A size variable: `Ok(None)` when unset or empty, `Ok(Some(None))` for
+/// `off` (when `can_be_off`), `Ok(Some(Some(n)))` for a size.
+#[allow(clippy::type_complexity)]
+fn size_var(
+    var: &impl Fn(&str) -> Option<OsString>,
+    name: &str,
+    can_be_off: bool,
+) -> Result<Option<Option<u64>>, String> {
+    let Some(v) = var(name) else { return Ok(None) };
+    let Some(v) = v.to_str().map(str::trim) else {
+        return Err(format!("{name} is not a size: use a number with an optional K, M or G suffix"));
+    };
+    if v.is_empty() {
+        return Ok(None);
+    }
+    if can_be_off && (v.eq_ignore_ascii_case("off") || v.eq_ignore_ascii_case("none")) {
+        return Ok(Some(None));
+    }
+    crate::text::size::parse_size(v).map(|n| Some(Some(n))).map_err(|e| format!("{name}: {e}"))
 }
 
 #[cfg(test)]
@@ -107,7 +133,9 @@ mod tests {
     #[test]
     fn ttl_and_cap_are_read_once_with_defaults() {
         let e = env(&[], None);
-        assert_eq!((e.ttl_seconds, e.max_bytes), (DEFAULT_TTL_SECONDS, Ok(None)));
+        assert_eq!((e.ttl_seconds, e.max_bytes, e.min_free_bytes), (DEFAULT_TTL_SECONDS, Ok(Some(2 << 30)), Ok(None)));
+        assert_eq!(env(&[("OUTBOX_MAX_STORE_BYTES", "off")], None).max_bytes, Ok(None));
+        assert_eq!(env(&[("OUTBOX_MIN_FREE_BYTES", "3G")], None).min_free_bytes, Ok(Some(3 << 30)));
         let e = env(&[("OUTBOX_TTL_SECONDS", " 60 "), ("OUTBOX_MAX_STORE_BYTES", "2K")], None);
         assert_eq!((e.ttl_seconds, e.max_bytes), (60, Ok(Some(2048))));
         assert!(env(&[("OUTBOX_MAX_STORE_BYTES", "lots")], None).max_bytes.is_err());

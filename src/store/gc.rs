@@ -237,7 +237,7 @@ fn collect(dir: &StoreDir, plan: GcPlan, now: u64) -> io::Result<GcReport> {
 /// `outbox gc`: removes expired entries, stale temporary files and orphaned
 /// metadata, then enforces `OUTBOX_MAX_STORE_BYTES`; prints what it removed.
 pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
-    let cap = env.max_bytes.clone().map_err(|e| anyhow!("{e}; unset it or set it to a size such as 500M"))?;
+    let cap = env.cap().map_err(|e| anyhow!(e))?;
     let path = env.dir()?.to_path_buf();
     let report = match StoreDir::open_existing(&path)? {
         None => GcReport::default(),
@@ -263,7 +263,11 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
     for r in &report.removed {
         let why = match r.why {
             Why::Expired { ago } => format!("expired {} ago, {}", format_age(ago), format_size(r.bytes)),
-            Why::OverCap => format!("oldest over OUTBOX_MAX_STORE_BYTES, {}", format_size(r.bytes)),
+            Why::OverCap => format!(
+                "oldest over the store's cap of {} (OUTBOX_MAX_STORE_BYTES), {}",
+                cap.map_or_else(String::new, format_size),
+                format_size(r.bytes)
+            ),
             Why::StaleTemp { age } => format!("temporary file left {} ago", format_age(age)),
             Why::OrphanMeta => "metadata without its entry".into(),
         };
@@ -282,11 +286,10 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Automatic collection, called by a run after its commit. Cheap: one
-/// lstat of [`GC_STAMP`] when `OUTBOX_MAX_STORE_BYTES` is unset. At most
-/// once per [`AUTO_GC_INTERVAL_SECONDS`] (the stamp's mtime) it runs a full
-/// gc; with a cap set it checks the store's size on every run (an lstat per
-/// file) so the cap holds. Silent: errors are ignored, and it never waits
+/// Automatic collection, called by a run after its commit. At most once
+/// per [`AUTO_GC_INTERVAL_SECONDS`] (the stamp's mtime) it runs a full gc;
+/// with a cap (the default 2 GiB, or `OUTBOX_MAX_STORE_BYTES`) it checks
+/// the store's size on every run (an lstat per file) so the cap holds. Silent: errors are ignored, and it never waits
 /// for another process's lock.
 pub fn maybe_collect(store: &Store) {
     let cap = store.max_bytes();

@@ -379,6 +379,15 @@ impl StoreDir {
             }
         }
     }
+
+    /// Bytes available to us on the store's filesystem, and its size.
+    pub(crate) fn space(&self) -> io::Result<(u64, u64)> {
+        // SAFETY: zeroed statvfs is a valid out-parameter; the fd is open.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        cvt(unsafe { libc::fstatvfs(self.fd.as_raw_fd(), &mut st) })?;
+        let unit = st.f_frsize as u64;
+        Ok((st.f_bavail as u64 * unit, st.f_blocks as u64 * unit))
+    }
 }
 
 /// Sets mode 0600 on an open file of ours (on the descriptor).

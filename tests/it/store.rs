@@ -664,3 +664,127 @@ fn ls_json_and_messages_escape_bidi_and_control_characters() {
         assert!(err.contains("store\\u{202e}"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn show_last_and_show_label_pick_the_newest_entry() {
+    let store = util::Store::new();
+    let a = store_input(&store, &["--label", "build"], b"first build\n");
+    std::thread::sleep(Duration::from_millis(20));
+    store_input(&store, &["--label", "build"], b"second build\n");
+    std::thread::sleep(Duration::from_millis(20));
+    store_input(&store, &["--label", "test"], b"the tests\n");
+    let show = |q: &str| run(&store, &["show", q], b"");
+    assert_eq!(show("last").stdout, b"the tests\n");
+    assert_eq!(show("build").stdout, b"second build\n");
+    assert_eq!(show("test").stdout, b"the tests\n");
+    // An id (or a unique prefix of one) wins over a label.
+    assert_eq!(show(&a).stdout, b"first build\n");
+    assert_eq!(show(&a[..a.len() - 4]).stdout, b"first build\n");
+    let out = show("nolabel");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not an entry id"), "{}", stderr(&out));
+    // An empty store has no last entry.
+    let empty = util::Store::new();
+    let out = run(&empty, &["show", "last"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn rm_removes_entries_by_id_or_prefix_and_nothing_when_one_is_unknown() {
+    let store = util::Store::new();
+    let a = store_input(&store, &["--label", "a"], b"aaa\n");
+    let b = store_input(&store, &["--label", "b"], b"bbb\n");
+    let c = store_input(&store, &["--label", "c"], b"ccc\n");
+    // One unknown id: an error, and nothing is removed.
+    let out = run(&store, &["rm", &a, "c-0123456789ab"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("c-0123456789ab") && stderr(&out).contains("nothing was removed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(store.path()).0.len(), 3);
+    // Labels and `last` are not ids for rm.
+    for q in ["a", "last"] {
+        let out = run(&store, &["rm", q], b"");
+        assert_eq!(out.status.code(), Some(1), "{q}");
+    }
+    let out = run(&store, &["rm", &a, &b[..b.len() - 6]], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("removed {a}\nremoved {b}\n"));
+    let (entries, metas, temps) = names(store.path());
+    assert_eq!((entries, metas, temps.len()), (vec![c.clone()], vec![format!("{c}.meta")], 0));
+    let out = run(&store, &["show", &a], b"");
+    assert_eq!(out.status.code(), Some(1));
+    // rm with no id is a usage error.
+    assert_eq!(run(&store, &["rm"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn dir_works_before_and_after_every_store_subcommand() {
+    let store = util::Store::new();
+    let dir = store.path().to_str().unwrap().to_string();
+    // OUTBOX_DIR points elsewhere: only --dir can find the entries.
+    let decoy = util::Store::new();
+    let mut cmd = Command::new(util::bin());
+    cmd.args(["--envelope", "always", "--dir", &dir]).env("OUTBOX_DIR", decoy.path());
+    let id = header(&run_cmd(cmd, b"kept\n"))["id"].as_str().unwrap().to_string();
+    let cases: [&[&str]; 6] =
+        [&["show", &id], &["show", "last"], &["ls"], &["ls", "--json"], &["gc", "--dry-run"], &["rm", &id]];
+    for args in cases {
+        for before in [true, false] {
+            let mut all: Vec<&str> = Vec::new();
+            if before {
+                all.extend(["--dir", &dir]);
+            }
+            all.extend(args);
+            if !before {
+                all.extend(["--dir", &dir]);
+            }
+            if args[0] == "rm" && !before {
+                // Put it back for the second order.
+                let mut cmd = Command::new(util::bin());
+                cmd.args(["--envelope", "always", "--dir", &dir]);
+                run_cmd(cmd, b"kept\n");
+            }
+            let mut cmd = Command::new(util::bin());
+            cmd.args(&all).env("OUTBOX_DIR", decoy.path());
+            let out = run_cmd(cmd, b"");
+            assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            match args[0] {
+                "show" => assert_eq!(out.stdout, b"kept\n", "{all:?}"),
+                "ls" | "gc" if args.len() == 1 => assert!(text.contains(&id), "{all:?}: {text}"),
+                "ls" => assert!(text.contains(&id), "{all:?}: {text}"),
+                "rm" => assert_eq!(text, format!("removed {id}\n"), "{all:?}"),
+                _ => {}
+            }
+        }
+    }
+    // The envelope's own options still do not go with a subcommand.
+    let out = run(&store, &["--budget", "5000", "ls"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--budget"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_spill_stops_before_eating_into_the_free_space_reserve() {
+    let store = util::Store::new();
+    let line = [b'x'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
+    let input: Vec<u8> = line.iter().copied().cycle().take(65 << 20).collect();
+    let mut cmd = Command::new(util::bin());
+    // A reserve larger than any disk: the first check (at 64 MiB) stops it.
+    cmd.args(["--envelope", "always"]).env("OUTBOX_DIR", store.path()).env("OUTBOX_MIN_FREE_BYTES", "100000T");
+    let out = run_cmd(cmd, &input);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let h = header(&out);
+    assert!(h["full_output"].is_null(), "{h}");
+    assert!(h["spill_error"].as_str().unwrap().contains("reserve"), "{h}");
+    assert_eq!(h["bytes"], 65 << 20, "the input is still read and counted whole");
+    let (entries, metas, temps) = names(store.path());
+    assert!(entries.is_empty() && metas.is_empty() && temps.is_empty(), "{entries:?} {metas:?} {temps:?}");
+    // Under the reserve's default a small spill goes through.
+    let id = store_input(&store, &[], b"small\n");
+    assert!(store.path().join(&id).exists());
+}

@@ -4,13 +4,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::cli::{Cli, Command};
 
 pub fn main() -> ExitCode {
     // args_os: arguments that are not UTF-8 must not panic.
-    let cli = match Cli::try_parse_from(std::env::args_os()) {
+    let cli = match parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -31,6 +29,32 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Parses the command line. `--dir` is global, so it may come before or
+/// after a subcommand (`outbox --dir D ls`, `outbox ls --dir D`); clap's
+/// `args_conflicts_with_subcommands` would refuse the first, so the rule it
+/// enforced (the envelope's options do not go with a subcommand) is checked
+/// here instead, as the same usage error (exit 2).
+pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    use clap::parser::ValueSource;
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    if let Some((sub, _)) = matches.subcommand() {
+        let given = cmd.get_arguments().find(|a| {
+            let id = a.get_id().as_str();
+            !matches!(id, "dir" | "help" | "version") && matches.value_source(id) == Some(ValueSource::CommandLine)
+        });
+        if let Some(a) = given {
+            let name = a.get_long().map_or_else(|| a.get_id().to_string(), |l| format!("--{l}"));
+            return Err(cmd.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{name} is an option of the envelope, not of `outbox {sub}`"),
+            ));
+        }
+    }
+    Cli::from_arg_matches(&matches)
+}
+
 fn run(cli: Cli) -> anyhow::Result<u8> {
     let code = |c: ExitCode| -> u8 {
         if c == ExitCode::SUCCESS {
@@ -40,7 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
     };
     // The environment is read here, once, for every mode.
-    let store = store_env(cli.envelope.dir.as_deref());
+    let store = store_env(cli.dir.as_deref());
     let options = |cli: &Cli| -> anyhow::Result<outbox::session::RunOptions> {
         let mut o = cli.envelope.options()?;
         o.store = store.clone();
@@ -49,6 +73,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Show(a)) => outbox::store::run_show(&a.into(), &store).map(code),
         Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), &store).map(code),
+        Some(Command::Rm(a)) => outbox::store::run_rm(&a.into(), &store).map(code),
         Some(Command::Gc(a)) => outbox::store::run_gc(&a.into(), &store).map(code),
         Some(Command::Pack(a)) => outbox::notes::pack::run(&a.into()).map(code),
         Some(Command::Check(a)) => outbox::notes::check::run(&a.into()).map(code),

@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, RunOptions, MIN_BUDGET};
-use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions, StoreEnv};
+use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, RmOptions, ShowOptions, StoreEnv};
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
 
@@ -47,12 +47,18 @@ error (\"signal\") lines that fit, and the last lines, which are reserved first 
 print their verdict last. Every omission is counted and stated. Input of at most --budget \
 characters is printed unchanged.",
     after_help = AFTER_HELP,
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// Store directory. Default: $OUTBOX_DIR, else $XDG_CACHE_HOME/outbox,
+    /// else ~/.cache/outbox. Accepted before or after a subcommand.
+    // Global and outside EnvelopeArgs: the envelope's options conflict with
+    // subcommands (checked in app.rs), the store's directory does not.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
 
     #[command(flatten)]
     pub envelope: EnvelopeArgs,
@@ -71,6 +77,8 @@ pub enum Command {
     Show(ShowArgs),
     /// List the entries in the store.
     Ls(LsArgs),
+    /// Remove entries (and their metadata) from the store.
+    Rm(RmArgs),
     /// Remove expired entries and stale temporary files from the store.
     Gc(GcArgs),
     /// Pack Markdown notes into a budget by whole `## ` sections.
@@ -130,11 +138,6 @@ pub struct EnvelopeArgs {
     /// most). Default: "stdin", or the command's name in wrap mode.
     #[arg(long, value_name = "NAME")]
     pub label: Option<OsString>,
-
-    /// Store directory. Default: $OUTBOX_DIR, else $XDG_CACHE_HOME/outbox,
-    /// else ~/.cache/outbox.
-    #[arg(long, value_name = "DIR", global = true)]
-    pub dir: Option<PathBuf>,
 
     /// Regex (Rust syntax) that marks a signal line; replaces the default
     /// case-insensitive \b(error|failed|failure|fatal|panic|exception)\b.
@@ -301,7 +304,12 @@ Exit status: 0 when all is well; 1 when anything is off.";
 /// `outbox show` options.
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
-    /// Entry id, as printed in the envelope header (`id`) or by `outbox ls`.
+    /// Which entry: its id (the envelope header's "id", or from `outbox
+    /// ls`), a unique prefix of it (at least 4 hex digits), `last` for the
+    /// newest entry, or a label for its newest entry. An id or a prefix wins
+    /// over a label. The entry is re-hashed before it is printed; an entry
+    /// altered since it was stored is an error (exit 1).
+    #[arg(value_name = "ID|last|LABEL")]
     pub id: String,
 
     /// Print only lines A to B, 1-based and both included, exactly as
@@ -323,6 +331,15 @@ pub struct LsArgs {
     /// Print a JSON array (one object per entry, newest first) for scripts.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `outbox rm` options.
+#[derive(Debug, Clone, Args)]
+pub struct RmArgs {
+    /// Entry ids, or unique prefixes of them (at least 4 hex digits). When
+    /// one is unknown or ambiguous, nothing is removed (exit 1).
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
 }
 
 /// `outbox gc` options.
@@ -450,6 +467,12 @@ impl From<ShowArgs> for ShowOptions {
 impl From<LsArgs> for LsOptions {
     fn from(a: LsArgs) -> LsOptions {
         LsOptions { json: a.json }
+    }
+}
+
+impl From<RmArgs> for RmOptions {
+    fn from(a: RmArgs) -> RmOptions {
+        RmOptions { ids: a.ids }
     }
 }
 
