@@ -499,7 +499,7 @@ fn write_stderr(bytes: &[u8]) -> io::Result<()> {
 
 fn report_output_error(to: &str, e: &io::Error, path: Option<&PathBuf>) {
     match path {
-        Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", p.display()),
+        Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", store::path_text(p)),
         None => eprintln!("outbox: cannot write to {to} ({e}); the full output could not be kept either"),
     }
 }

@@ -452,7 +452,7 @@ pub(crate) fn shown(s: &str) -> String {
 
 /// A path in a message: escaped by the one sanitiser (a directory name can
 /// hold terminal controls or bidi overrides), never shortened.
-pub(crate) fn path_text(p: &Path) -> String {
+pub fn path_text(p: &Path) -> String {
     crate::text::sanitize::display(p.as_os_str().as_bytes()).text
 }
 

@@ -23,6 +23,7 @@ Examples:
   find / -xdev 2>&1 | outbox --label find    label the stored copy
   curl -s api/items | outbox --format json   fold a JSON payload, still valid JSON
   outbox show stdin-3f2a9c1b7d4e --lines 100:200
+  outbox show last --grep 'error'            the newest stored output's error lines
   eval \"$(outbox init bash)\"                 wrap find/grep/git log for agents (OUTBOX_WRAP=1)
 
 Exit status: 0 on success; 1 when outbox failed or the full output could not
