@@ -196,7 +196,7 @@ impl Session {
             args.format = Format::Text;
         }
         let args = &args;
-        let store = store::resolve_dir(args.dir.as_deref()).and_then(|d| Store::open(&d)).map_err(|e| e.to_string());
+        let store = Store::open_env(&args.store).map_err(|e| e.to_string());
         let mut target = None;
         let store = match store {
             Ok(s) => match s.create_temp() {
@@ -327,7 +327,9 @@ impl Session {
             self.sinks.planned_strategy()
         };
 
-        let id = store::entry_id(&self.label, &ingest.spill.digest);
+        // The shortest id; commit says the real one (longer when another
+        // entry holds these digits).
+        let mut id = store::entry_id(&self.label, &ingest.spill.digest);
         let mut failed = false;
         let mut spill_error = None;
         let mut full_output = None;
@@ -338,12 +340,12 @@ impl Session {
             (Ok(_), _, Some(e)) => spill_error = Some(format!("writing the spill failed: {e}")),
             (Ok(_), None, None) => spill_error = Some("the spill file was lost".into()),
             (Ok(store), Some(temp), None) => {
-                let meta = Meta {
+                let mut meta = Meta {
                     id: id.clone(),
                     label: self.label.clone(),
                     strategy: strategy.into(),
                     created: store::now_secs(),
-                    ttl_seconds: store::ttl_from_env(),
+                    ttl_seconds: store.ttl_seconds(),
                     bytes: sc.bytes,
                     chars: sc.chars,
                     lines: sc.lines,
@@ -355,8 +357,9 @@ impl Session {
                     duration_ms: command.as_ref().and_then(|c| c.duration_ms),
                     digest: store::digest_hex(&ingest.spill.digest),
                 };
-                match store.commit(temp, &meta) {
+                match store.commit(temp, &mut meta) {
                     Ok(entry) => {
+                        id = entry.id;
                         full_output = Some(entry.path);
                         store_dir = Some(store.dir().to_path_buf());
                         store::maybe_collect(store);
@@ -549,7 +552,7 @@ fn write_stderr(bytes: &[u8]) -> io::Result<()> {
 
 fn report_output_error(to: &str, e: &io::Error, path: Option<&PathBuf>) {
     match path {
-        Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", p.display()),
+        Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", store::path_text(p)),
         None => eprintln!("outbox: cannot write to {to} ({e}); the full output could not be kept either"),
     }
 }

@@ -2,10 +2,9 @@
 //! test) before anything is read. The binary builds it from clap's
 //! arguments; nothing here knows clap.
 
-use std::path::PathBuf;
-
 use regex::bytes::Regex;
 
+use crate::store::StoreEnv;
 use crate::stream::signal;
 
 /// Smallest budget that holds a header, the markers and a useful tail.
@@ -54,8 +53,9 @@ pub enum StderrMode {
 pub struct RunOptions {
     /// Label of the stored copy, before sanitising; None for the default.
     pub label: Option<String>,
-    /// Store directory; None for `$OUTBOX_DIR` or the per-user cache.
-    pub dir: Option<PathBuf>,
+    /// The store's directory, TTL and cap, read from the environment once
+    /// by the caller.
+    pub store: StoreEnv,
     /// What marks a signal line, compiled once.
     pub signal: Regex,
     /// Last lines asked for in the tail (at least 1).
@@ -89,7 +89,7 @@ impl Default for RunOptions {
     fn default() -> RunOptions {
         RunOptions {
             label: None,
-            dir: None,
+            store: StoreEnv::default(),
             signal: signal::matcher(None).expect("the default signal pattern compiles"),
             tail: 20,
             budget: 14_000,

@@ -24,6 +24,21 @@ const CHANNEL_DEPTH: usize = 4;
 pub struct SpillTarget {
     pub file: File,
     pub path: PathBuf,
+    /// Asked before every further [`GUARD_EVERY`] bytes (after the first
+    /// ones) whether writing may go on.
+    pub guard: Option<Box<dyn SpaceGuard>>,
+}
+
+/// How often the spill asks its [`SpaceGuard`], in bytes written.
+pub const GUARD_EVERY: u64 = 64 << 20;
+
+/// A check the owner of the target (the store) makes while the spill
+/// grows, such as keeping free space on the disk. An error ends the spill
+/// exactly as a failed write does: the temporary file is removed and the
+/// error is reported.
+pub trait SpaceGuard: Send {
+    /// `written` bytes are in the file; may `next` more be written?
+    fn check(&mut self, written: u64, next: u64) -> io::Result<()>;
 }
 
 /// What the spill thread reports once input ends.
@@ -84,8 +99,16 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
     let mut bytes = 0u64;
     let mut error = None;
     let mut target = target;
+    let mut next_check = GUARD_EVERY;
     for block in rx {
         hasher.update(&block);
+        if bytes >= next_check {
+            next_check = bytes + GUARD_EVERY;
+            if let Some(Err(e)) = target.as_mut().and_then(|t| t.guard.as_mut()).map(|g| g.check(bytes, GUARD_EVERY)) {
+                error = Some(e);
+                discard(target.take());
+            }
+        }
         bytes += block.len() as u64;
         if let Some(t) = target.as_mut() {
             if let Err(e) = t.file.write_all(&block) {

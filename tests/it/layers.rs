@@ -14,7 +14,8 @@ fn allowed(from: &str, to: &str) -> bool {
     if from == "notes" {
         return to == "text" || to == "notes";
     }
-    let rank = |m: &str| LAYERS.iter().position(|l| *l == m);
+    // `crate::say!` is the text layer's macro, exported at the crate root.
+    let rank = |m: &str| LAYERS.iter().position(|l| *l == if m == "say" { "text" } else { m });
     match (rank(from), rank(to)) {
         (Some(f), Some(t)) => t <= f && !(to == "notes" && from != "notes"),
         _ => false,

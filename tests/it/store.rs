@@ -236,9 +236,11 @@ fn show_grep_prints_numbered_matching_lines_escaped() {
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).contains("no line"));
 
+    // A bad pattern is a usage error like any other: exit 2, said by clap.
     let out = run(&store, &["show", &id, "--grep", "("], b"");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("--grep is not a valid regex"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert!(stderr(&out).contains("--grep") && stderr(&out).contains("not a valid regex"), "{}", stderr(&out));
 }
 
 #[test]
@@ -566,4 +568,224 @@ fn metadata_holds_what_the_contract_lists() {
     assert_eq!(meta["complete"], true);
     assert_eq!(meta["command"], "sh -c 'seq 1 30000; exit 4'");
     assert_eq!(meta["exit_status"], 4);
+}
+
+/// The hex digits of BLAKE3 of `data`, as ids and metadata hold them.
+fn hex_of(data: &[u8]) -> String {
+    blake3::hash(data).to_hex().to_string()
+}
+
+#[test]
+fn show_refuses_an_entry_edited_after_it_was_stored() {
+    let store = util::Store::new();
+    let id = store_input(&store, &[], b"the real output\nline two\n");
+    fs::write(store.path().join(&id), b"the fake output\nline two\n").unwrap();
+    for args in [vec!["show", &id], vec!["show", &id, "--lines", "2"], vec!["show", &id, "--grep", "line"]] {
+        let out = run(&store, &args, b"");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: something was printed");
+        assert!(stderr(&out).contains("was altered after it was stored"), "{}", stderr(&out));
+    }
+    // Without metadata, the digits in the id still catch it.
+    fs::remove_file(store.path().join(format!("{id}.meta"))).unwrap();
+    let out = run(&store, &["show", &id], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn another_input_under_the_same_short_id_is_never_merged_or_served() {
+    let store = util::Store::new();
+    let input = b"the input\n";
+    let hex = hex_of(input);
+    let short = format!("stdin-{}", &hex[..12]);
+    // A different input of the same size under the 12 digits, with
+    // metadata that claims the real digest: size and metadata agree, only
+    // the bytes differ.
+    fs::write(store.path().join(&short), b"other text\n").unwrap();
+    fs::set_permissions(store.path().join(&short), fs::Permissions::from_mode(0o600)).unwrap();
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_secs();
+    let meta = serde_json::json!({"id": short, "label": "stdin", "strategy": "text-envelope", "created": now,
+        "ttl_seconds": 3600, "bytes": 10, "chars": 10, "lines": 1, "complete": true, "digest": hex});
+    fs::write(store.path().join(format!("{short}.meta")), meta.to_string()).unwrap();
+    fs::set_permissions(store.path().join(format!("{short}.meta")), fs::Permissions::from_mode(0o600)).unwrap();
+
+    let id = store_input(&store, &[], input);
+    assert_eq!(id, format!("stdin-{}", &hex[..13]), "a longer id");
+    let out = run(&store, &["show", &id], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, input);
+    // The planted entry is never shown as this input.
+    let out = run(&store, &["show", &short], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    // A prefix both ids share is ambiguous and names both.
+    let out = run(&store, &["show", &format!("stdin-{}", &hex[..8])], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("ambiguous") && err.contains(&short) && err.contains(&id), "{err}");
+    // A unique prefix or the full digest works.
+    let other = store_input(&store, &["--label", "solo"], b"solo\n");
+    for q in [&other[..other.len() - 6], &format!("solo-{}", hex_of(b"solo\n"))] {
+        let out = run(&store, &["show", q], b"");
+        assert!(out.status.success(), "{q}: {}", stderr(&out));
+        assert_eq!(out.stdout, b"solo\n");
+    }
+}
+
+#[test]
+fn ls_json_and_messages_escape_bidi_and_control_characters() {
+    let store = util::Store::new();
+    let id = store_input(&store, &[], b"x\n");
+    let evil = "rm -rf \u{202e}txt.exe\u{85}\u{2066}\u{200f}\u{9b}31m\u{1b}]0;title\u{7}";
+    edit_meta(store.path(), &id, "command", evil.into());
+    let out = run(&store, &["ls", "--json"], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    for c in ['\u{202e}', '\u{85}', '\u{2066}', '\u{200f}', '\u{9b}', '\u{1b}', '\u{7}'] {
+        assert!(!text.contains(c), "raw U+{:04X} in ls --json: {text}", c as u32);
+    }
+    assert!(text.contains("\\u202e") && text.contains("\\u0085"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["command"], evil, "the value itself is unchanged");
+
+    // A store path with controls in it is escaped in diagnostics.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("st\u{1b}[31more\u{202e}");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+    for args in [&["ls"][..], &["show", "last"], &["gc"], &["--envelope", "always"]] {
+        let mut cmd = Command::new(util::bin());
+        cmd.args(args).env("OUTBOX_DIR", &dir);
+        let out = run_cmd(cmd, b"x\n");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains("chmod 700"), "{args:?}: {err}");
+        assert!(!err.contains('\u{1b}') && !err.contains('\u{202e}'), "{args:?}: raw controls in {err:?}");
+        assert!(err.contains("store\\u{202e}"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn show_last_and_show_label_pick_the_newest_entry() {
+    let store = util::Store::new();
+    let a = store_input(&store, &["--label", "build"], b"first build\n");
+    std::thread::sleep(Duration::from_millis(20));
+    store_input(&store, &["--label", "build"], b"second build\n");
+    std::thread::sleep(Duration::from_millis(20));
+    store_input(&store, &["--label", "test"], b"the tests\n");
+    let show = |q: &str| run(&store, &["show", q], b"");
+    assert_eq!(show("last").stdout, b"the tests\n");
+    assert_eq!(show("build").stdout, b"second build\n");
+    assert_eq!(show("test").stdout, b"the tests\n");
+    // An id (or a unique prefix of one) wins over a label.
+    assert_eq!(show(&a).stdout, b"first build\n");
+    assert_eq!(show(&a[..a.len() - 4]).stdout, b"first build\n");
+    let out = show("nolabel");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not an entry id"), "{}", stderr(&out));
+    // An empty store has no last entry.
+    let empty = util::Store::new();
+    let out = run(&empty, &["show", "last"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn rm_removes_entries_by_id_or_prefix_and_nothing_when_one_is_unknown() {
+    let store = util::Store::new();
+    let a = store_input(&store, &["--label", "a"], b"aaa\n");
+    let b = store_input(&store, &["--label", "b"], b"bbb\n");
+    let c = store_input(&store, &["--label", "c"], b"ccc\n");
+    // One unknown id: an error, and nothing is removed.
+    let out = run(&store, &["rm", &a, "c-0123456789ab"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("c-0123456789ab") && stderr(&out).contains("nothing was removed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(store.path()).0.len(), 3);
+    // Labels and `last` are not ids for rm.
+    for q in ["a", "last"] {
+        let out = run(&store, &["rm", q], b"");
+        assert_eq!(out.status.code(), Some(1), "{q}");
+    }
+    let out = run(&store, &["rm", &a, &b[..b.len() - 6]], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("removed {a}\nremoved {b}\n"));
+    let (entries, metas, temps) = names(store.path());
+    assert_eq!((entries, metas, temps.len()), (vec![c.clone()], vec![format!("{c}.meta")], 0));
+    let out = run(&store, &["show", &a], b"");
+    assert_eq!(out.status.code(), Some(1));
+    // rm with no id is a usage error.
+    assert_eq!(run(&store, &["rm"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn dir_works_before_and_after_every_store_subcommand() {
+    let store = util::Store::new();
+    let dir = store.path().to_str().unwrap().to_string();
+    // OUTBOX_DIR points elsewhere: only --dir can find the entries.
+    let decoy = util::Store::new();
+    let mut cmd = Command::new(util::bin());
+    cmd.args(["--envelope", "always", "--dir", &dir]).env("OUTBOX_DIR", decoy.path());
+    let id = header(&run_cmd(cmd, b"kept\n"))["id"].as_str().unwrap().to_string();
+    let cases: [&[&str]; 6] =
+        [&["show", &id], &["show", "last"], &["ls"], &["ls", "--json"], &["gc", "--dry-run"], &["rm", &id]];
+    for args in cases {
+        for before in [true, false] {
+            let mut all: Vec<&str> = Vec::new();
+            if before {
+                all.extend(["--dir", &dir]);
+            }
+            all.extend(args);
+            if !before {
+                all.extend(["--dir", &dir]);
+            }
+            if args[0] == "rm" && !before {
+                // Put it back for the second order.
+                let mut cmd = Command::new(util::bin());
+                cmd.args(["--envelope", "always", "--dir", &dir]);
+                run_cmd(cmd, b"kept\n");
+            }
+            let mut cmd = Command::new(util::bin());
+            cmd.args(&all).env("OUTBOX_DIR", decoy.path());
+            let out = run_cmd(cmd, b"");
+            assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            match args[0] {
+                "show" => assert_eq!(out.stdout, b"kept\n", "{all:?}"),
+                "ls" | "gc" if args.len() == 1 => assert!(text.contains(&id), "{all:?}: {text}"),
+                "ls" => assert!(text.contains(&id), "{all:?}: {text}"),
+                "rm" => assert_eq!(text, format!("removed {id}\n"), "{all:?}"),
+                _ => {}
+            }
+        }
+    }
+    // The envelope's own options still do not go with a subcommand.
+    let out = run(&store, &["--budget", "5000", "ls"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--budget"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_spill_stops_before_eating_into_the_free_space_reserve() {
+    let store = util::Store::new();
+    let line = [b'x'; 99].iter().chain(b"\n").copied().collect::<Vec<u8>>();
+    let input: Vec<u8> = line.iter().copied().cycle().take(65 << 20).collect();
+    let mut cmd = Command::new(util::bin());
+    // A reserve larger than any disk: the first check (at 64 MiB) stops it.
+    cmd.args(["--envelope", "always"]).env("OUTBOX_DIR", store.path()).env("OUTBOX_MIN_FREE_BYTES", "100000T");
+    let out = run_cmd(cmd, &input);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let h = header(&out);
+    assert!(h["full_output"].is_null(), "{h}");
+    assert!(h["spill_error"].as_str().unwrap().contains("reserve"), "{h}");
+    assert_eq!(h["bytes"], 65 << 20, "the input is still read and counted whole");
+    let (entries, metas, temps) = names(store.path());
+    assert!(entries.is_empty() && metas.is_empty() && temps.is_empty(), "{entries:?} {metas:?} {temps:?}");
+    // Under the reserve's default a small spill goes through.
+    let id = store_input(&store, &[], b"small\n");
+    assert!(store.path().join(&id).exists());
 }

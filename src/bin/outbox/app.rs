@@ -1,23 +1,18 @@
-//! Dispatch: parse the command line once, run one mode, map the result to
-//! an exit status. Errors are printed here, once, as `outbox: error: …`
-//! with their causes.
-
-use std::process::ExitCode;
+//! Dispatch: parse the command line once, apply the configuration file,
+//! run one mode, map the result to an exit status. Errors are printed
+//! here, once, as `outbox: error: …` with their causes.
 
 use std::io::Write;
+use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::ArgMatches;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
 
 pub fn main() -> ExitCode {
     // args_os: arguments that are not UTF-8 must not panic.
-    let parsed = Cli::command().try_get_matches_from(std::env::args_os()).and_then(|m| {
-        let cli = Cli::from_arg_matches(&m)?;
-        Ok((cli, m))
-    });
-    let (mut cli, matches) = match parsed {
+    let (mut cli, matches) = match parse(std::env::args_os()) {
         Ok(p) => p,
         Err(e) => {
             let _ = e.print();
@@ -51,7 +46,36 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Parses the command line. `--dir` is global, so it may come before or
+/// after a subcommand (`outbox --dir D ls`, `outbox ls --dir D`); clap's
+/// `args_conflicts_with_subcommands` would refuse the first, so the rule it
+/// enforced (the envelope's options do not go with a subcommand) is checked
+/// here instead, as the same usage error (exit 2). The matches are kept:
+/// the configuration file fills only what they say came from a default.
+pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<(Cli, ArgMatches), clap::Error> {
+    use clap::parser::ValueSource;
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    if let Some((sub, _)) = matches.subcommand() {
+        let given = cmd.get_arguments().find(|a| {
+            let id = a.get_id().as_str();
+            !matches!(id, "dir" | "help" | "version") && matches.value_source(id) == Some(ValueSource::CommandLine)
+        });
+        if let Some(a) = given {
+            let name = a.get_long().map_or_else(|| a.get_id().to_string(), |l| format!("--{l}"));
+            return Err(cmd.error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{name} is an option of the envelope, not of `outbox {sub}`"),
+            ));
+        }
+    }
+    let cli = Cli::from_arg_matches(&matches)?;
+    Ok((cli, matches))
+}
+
 fn run(cli: Cli) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
     let code = |c: ExitCode| -> u8 {
         if c == ExitCode::SUCCESS {
             0
@@ -59,17 +83,24 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             1
         }
     };
+    // The environment is read here, once, for every mode.
+    let store = store_env(cli.dir.as_deref());
+    let options = |cli: &Cli| -> anyhow::Result<outbox::session::RunOptions> {
+        let mut o = cli.envelope.options()?;
+        o.store = store.clone();
+        Ok(o)
+    };
     match cli.command {
-        Some(Command::Show(a)) => outbox::store::run_show(&a.into(), cli.envelope.dir.as_deref()).map(code),
-        Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), cli.envelope.dir.as_deref()).map(code),
+        Some(Command::Show(a)) => outbox::store::run_show(&a.into(), &store).map(code),
+        Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), &store).map(code),
+        Some(Command::Rm(a)) => outbox::store::run_rm(&a.into(), &store).map(code),
         Some(Command::Gc(a)) => {
             let dry_run = a.dry_run;
-            let status = outbox::store::run_gc(&a.into(), cli.envelope.dir.as_deref()).map(code)?;
+            let status = outbox::store::run_gc(&a.into(), &store).map(code)?;
             if !dry_run {
                 // Series outlive the entries they describe; only long-idle
                 // ones go.
-                let dir = outbox::store::resolve_dir(cli.envelope.dir.as_deref())?;
-                let removed = outbox::history::series::collect(&dir, outbox::store::now_secs())?;
+                let removed = outbox::history::series::collect(store.dir()?, outbox::store::now_secs())?;
                 if removed > 0 {
                     outbox::say!("removed {removed} run-history series idle for 180 days or more");
                 }
@@ -81,7 +112,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Init(a)) => crate::integrate::shell::run(&a).map(code),
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
         Some(Command::Config) => Ok(0),
-        Some(Command::Trend(a)) => crate::trend::run(&a, &cli.envelope),
+        Some(Command::Trend(a)) => crate::trend::run(&a, &cli.envelope, &store),
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "outbox", &mut out);
@@ -92,9 +123,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             clap_mangen::Man::new(Cli::command()).render(&mut out)?;
             Ok(write_stdout(&out))
         }
-        None if !cli.wrap.is_empty() => crate::wrap::run(&cli.envelope.options()?, &cli.wrap),
-        None => outbox::session::run_stdin(&cli.envelope.options()?),
+        None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap),
+        None => outbox::session::run_stdin(&options(&cli)?),
     }
+}
+
+/// The store's settings from `--dir` and the environment (`OUTBOX_DIR`,
+/// `XDG_CACHE_HOME`, `HOME`, `OUTBOX_TTL_SECONDS`, `OUTBOX_MAX_STORE_BYTES`).
+fn store_env(dir: Option<&std::path::Path>) -> outbox::store::StoreEnv {
+    let cwd = std::env::current_dir().ok();
+    outbox::store::StoreEnv::from_vars(dir, |k| std::env::var_os(k), cwd.as_deref())
 }
 
 fn print(text: &str) -> ExitCode {

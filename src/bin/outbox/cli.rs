@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, Harness, RunOptions, MIN_BUDGET};
-use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions};
+use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, RmOptions, ShowOptions, StoreEnv};
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
 
@@ -23,6 +23,7 @@ Examples:
   find / -xdev 2>&1 | outbox --label find    label the stored copy
   curl -s api/items | outbox --format json   fold a JSON payload, still valid JSON
   outbox show stdin-3f2a9c1b7d4e --lines 100:200
+  outbox show last --grep 'error'            the newest stored output's error lines
   eval \"$(outbox init bash)\"                 wrap find/grep/git log for agents (OUTBOX_WRAP=1)
 
 Exit status: 0 on success; 1 when outbox failed or the full output could not
@@ -47,12 +48,18 @@ error (\"signal\") lines that fit, and the last lines, which are reserved first 
 print their verdict last. Every omission is counted and stated. Input of at most --budget \
 characters is printed unchanged.",
     after_help = AFTER_HELP,
-    args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// Store directory. Default: $OUTBOX_DIR, else $XDG_CACHE_HOME/outbox,
+    /// else ~/.cache/outbox. Accepted before or after a subcommand.
+    // Global and outside EnvelopeArgs: the envelope's options conflict with
+    // subcommands (checked in app.rs), the store's directory does not.
+    #[arg(long, value_name = "DIR", global = true)]
+    pub dir: Option<PathBuf>,
 
     #[command(flatten)]
     pub envelope: EnvelopeArgs,
@@ -71,6 +78,8 @@ pub enum Command {
     Show(ShowArgs),
     /// List the entries in the store.
     Ls(LsArgs),
+    /// Remove entries (and their metadata) from the store.
+    Rm(RmArgs),
     /// Remove expired entries and stale temporary files from the store.
     Gc(GcArgs),
     /// Pack Markdown notes into a budget by whole `## ` sections.
@@ -146,11 +155,6 @@ pub struct EnvelopeArgs {
     /// most). Default: "stdin", or the command's name in wrap mode.
     #[arg(long, value_name = "NAME")]
     pub label: Option<OsString>,
-
-    /// Store directory. Default: $OUTBOX_DIR, else $XDG_CACHE_HOME/outbox,
-    /// else ~/.cache/outbox.
-    #[arg(long, value_name = "DIR", global = true)]
-    pub dir: Option<PathBuf>,
 
     /// Regex (Rust syntax) that marks a signal line; replaces the default
     /// case-insensitive \b(error|failed|failure|fatal|panic|exception)\b.
@@ -243,6 +247,12 @@ pub fn parse_budget(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// `show --grep`, compiled once while parsing, so a bad pattern is a usage
+/// error (exit 2) like any other.
+fn parse_grep(s: &str) -> Result<regex::bytes::Regex, String> {
+    regex::bytes::Regex::new(s).map_err(|e| format!("not a valid regex: {e}"))
+}
+
 pub fn parse_tail(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err("0 would hide the last line, which is always kept: use at least 1".into()),
@@ -326,7 +336,12 @@ Exit status: 0 when all is well; 1 when anything is off.";
 /// `outbox show` options.
 #[derive(Debug, Clone, Args)]
 pub struct ShowArgs {
-    /// Entry id, as printed in the envelope header (`id`) or by `outbox ls`.
+    /// Which entry: its id (the envelope header's "id", or from `outbox
+    /// ls`), a unique prefix of it (at least 4 hex digits), `last` for the
+    /// newest entry, or a label for its newest entry. An id or a prefix wins
+    /// over a label. The entry is re-hashed before it is printed; an entry
+    /// altered since it was stored is an error (exit 1).
+    #[arg(value_name = "ID|last|LABEL")]
     pub id: String,
 
     /// Print only lines A to B, 1-based and both included, exactly as
@@ -338,8 +353,8 @@ pub struct ShowArgs {
     /// Print the lines that match REGEX (Rust regex syntax; `(?i)` for any
     /// case) as `LINENO: TEXT`, control characters escaped. With --lines,
     /// only lines in that range are searched.
-    #[arg(long, value_name = "REGEX")]
-    pub grep: Option<String>,
+    #[arg(long, value_name = "REGEX", value_parser = parse_grep)]
+    pub grep: Option<regex::bytes::Regex>,
 }
 
 /// `outbox ls` options.
@@ -348,6 +363,15 @@ pub struct LsArgs {
     /// Print a JSON array (one object per entry, newest first) for scripts.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `outbox rm` options.
+#[derive(Debug, Clone, Args)]
+pub struct RmArgs {
+    /// Entry ids, or unique prefixes of them (at least 4 hex digits). When
+    /// one is unknown or ambiguous, nothing is removed (exit 1).
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
 }
 
 /// `outbox gc` options.
@@ -486,7 +510,8 @@ impl EnvelopeArgs {
             .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
         Ok(RunOptions {
             label: self.label.as_ref().map(|l| l.to_string_lossy().into_owned()),
-            dir: self.dir.clone(),
+            // The caller fills this in from the environment (app.rs).
+            store: StoreEnv::default(),
             signal,
             tail: self.tail,
             budget: self.budget.or(harness.budget()).unwrap_or(DEFAULT_RUN_BUDGET),
@@ -527,6 +552,12 @@ impl From<ShowArgs> for ShowOptions {
 impl From<LsArgs> for LsOptions {
     fn from(a: LsArgs) -> LsOptions {
         LsOptions { json: a.json }
+    }
+}
+
+impl From<RmArgs> for RmOptions {
+    fn from(a: RmArgs) -> RmOptions {
+        RmOptions { ids: a.ids }
     }
 }
 

@@ -9,15 +9,15 @@ use outbox::session::Harness;
 
 use crate::cli::{EnvelopeArgs, HarnessArg, TrendArgs, DEFAULT_RUN_BUDGET};
 
-pub fn run(args: &TrendArgs, env: &EnvelopeArgs) -> anyhow::Result<u8> {
+pub fn run(args: &TrendArgs, env: &EnvelopeArgs, store: &outbox::store::StoreEnv) -> anyhow::Result<u8> {
     let harness = env.harness.map_or(Harness::None, HarnessArg::harness);
     let (boundary, unit) = match (args.boundary.or(env.boundary), harness.boundary()) {
         (Some(b), _) => (b, Unit::Chars),
         (None, Some(h)) => h,
         (None, None) => (env.budget.unwrap_or(DEFAULT_RUN_BUDGET) as u64, Unit::Chars),
     };
-    let dir = outbox::store::resolve_dir(env.dir.as_deref())?;
-    let rows = report::rows(&dir, args.key.as_deref(), boundary, unit, args.within)?;
+    let dir = store.dir()?;
+    let rows = report::rows(dir, args.key.as_deref(), boundary, unit, args.within)?;
     let text = if args.json {
         serde_json::to_string_pretty(&rows)? + "\n"
     } else if rows.is_empty() {
