@@ -7,11 +7,16 @@
 //! the process at once, after unlinking the temporary spill files (unlink is
 //! async-signal-safe), so nothing is left behind. There is one temporary
 //! file per stream being read: two in wrap mode with `--stderr separate`.
+//! In wrap mode the second signal also sends SIGKILL to the command's
+//! process group before outbox exits, so the command does not outlive it.
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The wrapped command's process group, which a second signal ends; 0 for
+/// none.
+static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
 /// Slots for the temporary files a second signal removes, one per stream.
 pub const TEMP_SLOTS: usize = 2;
 static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] =
@@ -46,7 +51,11 @@ pub fn name(sig: i32) -> String {
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst).is_err() {
-        // Second signal: end now, leaving no temporary file.
+        // Second signal: end now, leaving no temporary file and no command.
+        let group = CHILD_GROUP.load(Ordering::SeqCst);
+        if group > 0 {
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
         for slot in &TEMP_PATHS {
             let p = slot.load(Ordering::SeqCst);
             if !p.is_null() {
@@ -85,6 +94,12 @@ pub fn set_temp_path(slot: usize, path: Option<&std::path::Path>) {
         // loaded `old` just before the swap would _exit, never return here.
         drop(unsafe { CString::from_raw(old) });
     }
+}
+
+/// Records the wrapped command's process group (None once outbox is done
+/// with it), which a second signal ends with SIGKILL.
+pub fn set_child_group(pgid: Option<libc::pid_t>) {
+    CHILD_GROUP.store(pgid.filter(|&g| g > 0).unwrap_or(0), Ordering::SeqCst);
 }
 
 /// Runs `f` with SIGINT and SIGTERM blocked, so threads it spawns inherit a

@@ -103,3 +103,156 @@ fn non_utf8_arguments_are_handled() {
     let out = util::run_cmd(cmd, b"");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+// ---------------------------------------------------------------------------
+// Wrap mode: the command does not outlive outbox, however outbox ends.
+
+/// A process on this machine, read from /proc.
+struct Proc {
+    pid: i32,
+    comm: String,
+    /// Its state letter and kernel flags (`/proc/PID/stat` fields 3 and 9).
+    state: char,
+    flags: u64,
+}
+
+/// Live processes (not zombies) whose command line contains `marker`.
+fn live_with(marker: &str) -> Vec<Proc> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else { continue };
+        if !String::from_utf8_lossy(&cmdline).contains(marker) {
+            continue;
+        }
+        if let Some(p) = proc_stat(pid).filter(|p| !matches!(p.state, 'Z' | 'X')) {
+            found.push(p);
+        }
+    }
+    found
+}
+
+fn proc_stat(pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, rest) = stat.rsplit_once(')')?;
+    let comm = head.split_once('(')?.1.to_string();
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(Proc { pid, comm, state: fields[0].chars().next()?, flags: fields[6].parse().ok()? })
+}
+
+/// Gone, a zombie, exiting, or with SIGKILL pending: ended, whatever the
+/// scheduler has done with it yet.
+fn ended_or_dying(pid: i32) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Some(p) = proc_stat(pid) else { return true };
+    if matches!(p.state, 'Z' | 'X') || p.flags & PF_EXITING != 0 {
+        return true;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let sigkill = 1u64 << (libc::SIGKILL - 1);
+    status
+        .lines()
+        .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+        .any(|l| u64::from_str_radix(l.split_whitespace().nth(1).unwrap_or("0"), 16).is_ok_and(|m| m & sigkill != 0))
+}
+
+/// Waits until `cond` holds, up to `limit`; returns how long it took.
+fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) -> Duration {
+    let t = Instant::now();
+    while !cond() {
+        assert!(t.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.elapsed()
+}
+
+/// `outbox -- sh -c SCRIPT` in a process group of its own (as a harness
+/// runs its job), output discarded.
+fn spawn_wrapped(store: &Store, script: &str) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    Command::new(util::bin())
+        .args(["--", "sh", "-c", script])
+        .env("OUTBOX_DIR", store.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// The `sleep` of a wrapped `sh -c "sleep MARKER; :"`, once it runs.
+fn sleeping(marker: &str) -> i32 {
+    let mut pid = 0;
+    wait_until(Duration::from_secs(10), "the command's sleep started", || {
+        pid = live_with(marker).iter().find(|p| p.comm == "sleep").map_or(0, |p| p.pid);
+        pid != 0
+    });
+    pid
+}
+
+/// A harness that kills its job's whole process group (`timeout -s KILL`,
+/// an agent's Bash tool) kills outbox; the guardian, outside that group,
+/// then ends the command's group: no `sleep` is left. The `; :` keeps sh
+/// from exec'ing sleep, so the sleep is a grandchild that PR_SET_PDEATHSIG
+/// alone would not reach.
+#[test]
+fn a_group_kill_of_outbox_ends_the_command_and_its_descendants() {
+    let store = Store::new();
+    let marker = "601.123";
+    let mut child = spawn_wrapped(&store, &format!("sleep {marker}; :"));
+    sleeping(marker);
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    child.wait().unwrap();
+    let took = wait_until(Duration::from_secs(10), "command and guardian gone", || live_with(marker).is_empty());
+    eprintln!("group kill: the command's tree was gone {took:?} after outbox died");
+}
+
+/// SIGKILL to outbox alone: same.
+#[test]
+fn sigkill_to_outbox_ends_the_command_and_its_descendants() {
+    let store = Store::new();
+    let marker = "602.123";
+    let mut child = spawn_wrapped(&store, &format!("sleep {marker}; :"));
+    sleeping(marker);
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let took = wait_until(Duration::from_secs(10), "command and guardian gone", || live_with(marker).is_empty());
+    eprintln!("SIGKILL: the command's tree was gone {took:?} after outbox died");
+}
+
+/// The first SIGTERM is forwarded to a command that ignores it; the second
+/// ends outbox at once, and has ended the command's group before: by the
+/// time outbox is reaped, the sleep is dead or has SIGKILL pending.
+#[test]
+fn a_second_sigterm_ends_the_command_group_before_outbox_exits() {
+    let store = Store::new();
+    let marker = "604.123";
+    let mut child = spawn_wrapped(&store, &format!("trap '' TERM; sleep {marker}; :"));
+    let sleep = sleeping(marker);
+    let outbox = child.id() as i32;
+    unsafe { libc::kill(outbox, libc::SIGTERM) };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "outbox waits for the command after one signal");
+    unsafe { libc::kill(outbox, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(ended_or_dying(sleep), "the command's sleep outlived outbox");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.code(), Some(143), "{status:?} {:?}", status.signal());
+    wait_until(Duration::from_secs(10), "command and guardian gone", || live_with(marker).is_empty());
+}
+
+/// A normal run stands the guardian down and reaps it: nothing of the run
+/// is left once outbox has exited.
+#[test]
+fn a_normal_run_leaves_no_guardian_behind() {
+    let store = Store::new();
+    let marker = "603.123";
+    let mut cmd = Command::new(util::bin());
+    cmd.args(["--", "sh", "-c", &format!("echo {marker}")]).env("OUTBOX_DIR", store.path());
+    let out = util::run_cmd(cmd, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, format!("{marker}\n").as_bytes());
+    let left: Vec<String> = live_with(marker).iter().map(|p| format!("{} {}", p.pid, p.comm)).collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}

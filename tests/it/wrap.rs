@@ -465,8 +465,8 @@ fn a_second_signal_ends_at_once_and_leaves_no_temporary_file() {
         assert_eq!(out.status.code(), Some(130), "{mode}: {}", stderr(&out));
         assert_eq!(temps(), 0, "{mode}: temporary files left: {:?}", store.entries());
         assert!(metas_by_label(&store).is_empty(), "{mode}: no entry is kept");
-        // The command ignored SIGINT and outlives outbox, until the
-        // SIGTERM that PR_SET_PDEATHSIG asked for on outbox's death.
+        // The command ignored SIGINT; the second signal sent its group
+        // SIGKILL (faults.rs checks that it is gone).
     }
 }
 

@@ -5,6 +5,7 @@
 //!  CMD (own process group) ──stdout──┐
 //!                          ──stderr──┴─► one pipe ─► Reader ─► Session (filter.rs)
 //!  reaper thread: waitpid ─► exit status, duration, "the command is gone"
+//!  guardian process: ends CMD's group should outbox die first
 //!
 //!  --stderr separate:  ──stdout──► pipe ─► Reader ─► Session      (this thread)
 //!                      ──stderr──► pipe ─► Reader ─► Session ".stderr" (scoped thread)
@@ -30,7 +31,10 @@
 //! - SIGINT and SIGTERM to outbox are forwarded to the command's whole
 //!   process group; the envelope then covers what arrived, and outbox exits
 //!   128+N. A command that ignores the signal gets SIGKILL after
-//!   [`SIGNAL_GRACE`].
+//!   [`SIGNAL_GRACE`]; a second signal sends it SIGKILL before outbox exits.
+//! - The command does not outlive outbox: should outbox die without ending
+//!   the group itself (SIGKILL, a harness killing outbox's process group),
+//!   the guardian process does (guardian.rs).
 //! - Exit status as GNU timeout: the command's own (128+N when signal N
 //!   killed it); 127 not found; 126 found but not runnable; 125 when the
 //!   command succeeded but outbox failed (when both failed, the command's
@@ -42,6 +46,7 @@
 //! rather than hang, outbox says so and kills such a command.
 
 mod child;
+mod guardian;
 mod watch;
 
 use std::ffi::{OsStr, OsString};
@@ -59,6 +64,7 @@ use outbox::stream::input::{Reader, Stop};
 use outbox::stream::interrupt;
 
 use child::{pipe, spawn_failure};
+use guardian::Guardian;
 use watch::Watch;
 
 /// After the command exits, how long background processes it started may
@@ -123,10 +129,9 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
             // interrupt::install() ignores SIGXFSZ for outbox; an ignored
             // disposition survives exec, and the command should get its own.
             libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
-            // Its own process group keeps the command out of reach of a
-            // harness that kills outbox's group; should outbox itself be
-            // killed (SIGKILL cannot be forwarded), the command at least is
-            // told to stop. Linux only; the rest of its group is not told.
+            // The guardian ends the whole group should outbox die; this
+            // covers the direct child in the moment before the guardian
+            // runs, and should the guardian be killed along with outbox.
             #[cfg(target_os = "linux")]
             {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
@@ -148,6 +153,16 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
     drop(command);
     let pid = child.id() as libc::pid_t;
     drop(child); // reaped by the watch thread with waitpid, not by Child
+                 // Ends the command's group should outbox die without doing so; stood
+                 // down when this function returns.
+    let _guardian = match Guardian::start(pid, &name) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            // A resource limit should not fail the command; say what is lost.
+            outbox::say!("cannot start the guardian process ({e}); should outbox be killed, {name} may keep running");
+            None
+        }
+    };
 
     let read_fds: Vec<RawFd> = reads.iter().map(|r| r.as_raw_fd()).collect();
     let watch = match Watch::start(pid, started, read_fds.clone(), devnull, name.clone()) {

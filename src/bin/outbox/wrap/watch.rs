@@ -96,7 +96,13 @@ impl Watch {
     /// group (`already`: the signal that ended the input, if one did) and
     /// escalating to SIGKILL after the grace period. While interrupted, the
     /// pipes are drained through `keep` so the command can finish writing.
-    pub(super) fn wait_for_exit(&self, pid: libc::pid_t, started: Instant, already: Option<i32>, mut keep: Vec<File>) -> Waited {
+    pub(super) fn wait_for_exit(
+        &self,
+        pid: libc::pid_t,
+        started: Instant,
+        already: Option<i32>,
+        mut keep: Vec<File>,
+    ) -> Waited {
         let mut forwarded: Option<(i32, Instant)> = None;
         let mut killed: Option<Instant> = None;
         let mut discarded = 0u64;
