@@ -24,10 +24,11 @@ fn temp_files(store: &Store) -> Vec<String> {
 
 /// SIGINT while the producer is silent: outbox stops within about a second,
 /// keeps what arrived as an incomplete entry, prints the envelope marked
-/// interrupted, leaves no temporary file, and exits 130. SIGTERM: 143.
+/// interrupted, leaves no temporary file, and exits 130. SIGTERM: 143;
+/// SIGHUP (the terminal or ssh session went away) as SIGTERM: 129.
 #[test]
 fn interrupt_while_stdin_is_silent() {
-    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
         let store = Store::new();
         let mut child = Command::new(util::bin())
             .env("OUTBOX_DIR", store.path())
@@ -58,6 +59,33 @@ fn interrupt_while_stdin_is_silent() {
         assert_eq!(meta["complete"], false);
         assert!(temp_files(&store).is_empty(), "{:?}", temp_files(&store));
     }
+}
+
+/// Under nohup (SIGHUP ignored on entry) SIGHUP stays ignored: the run
+/// goes on and ends normally when the input does.
+#[test]
+fn sighup_stays_ignored_under_nohup() {
+    use std::os::unix::process::CommandExt;
+    let store = Store::new();
+    let mut cmd = Command::new(util::bin());
+    cmd.env("OUTBOX_DIR", store.path()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"before\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    std::thread::sleep(Duration::from_millis(300));
+    stdin.write_all(b"after\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, b"before\nafter\n");
 }
 
 /// A file-size limit (SIGXFSZ ignored, so writes fail with EFBIG): the

@@ -419,6 +419,30 @@ fn sigint_reaches_the_group_and_the_envelope_is_printed() {
     assert_eq!(only_meta(&store)["complete"], false);
 }
 
+/// SIGHUP (the terminal or ssh session went away) is handled as SIGTERM:
+/// forwarded to the group, an envelope of what arrived, an incomplete
+/// entry, 128+1, no temporary file. It used to kill outbox outright.
+#[test]
+fn sighup_is_forwarded_and_the_envelope_is_printed() {
+    let store = private_store();
+    let script = "trap 'echo got-hup; exit 7' HUP; seq 1 20000; while :; do sleep 0.1; done";
+    let mut child = spawn(outbox(&store, &["--", "sh", "-c", script]));
+    let t = Instant::now();
+    while temp_files(&store) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(10), "no temporary spill file appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = wait_with_deadline(&mut child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(129), "{}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["interrupted"], "SIGHUP");
+    assert_eq!(h["exit_status"], 7, "the command saw the signal and exited by its trap");
+    assert_eq!(only_meta(&store)["complete"], false);
+    assert_eq!(temp_files(&store), 0);
+}
+
 #[test]
 fn sigterm_to_a_command_that_ignores_it_escalates_to_sigkill() {
     let store = private_store();

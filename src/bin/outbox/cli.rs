@@ -59,7 +59,7 @@ pub struct Cli {
 
     /// Wrap mode: run CMD with ARGS in its own process group, envelope its
     /// stdout and stderr (merged in the order written), and exit with its
-    /// status. SIGINT/SIGTERM are forwarded to the command's group. Commands
+    /// status. SIGINT/SIGTERM/SIGHUP are forwarded to the command's group. Commands
     /// that read the terminal cannot be wrapped.
     #[arg(last = true, value_name = "CMD [ARGS]...", allow_hyphen_values = true)]
     pub wrap: Vec<OsString>,

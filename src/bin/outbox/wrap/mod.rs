@@ -28,7 +28,7 @@
 //!   quiet for a second, and at most [`AFTER_EXIT_CAP`] after the exit even
 //!   if it keeps writing. That process is left running (it gets SIGPIPE if it
 //!   writes again, as it would after `| head`).
-//! - SIGINT and SIGTERM to outbox are forwarded to the command's whole
+//! - SIGINT, SIGTERM and SIGHUP to outbox are forwarded to the command's whole
 //!   process group; the envelope then covers what arrived, and outbox exits
 //!   128+N. A command that ignores the signal gets SIGKILL after
 //!   [`SIGNAL_GRACE`]; a second signal sends it SIGKILL before outbox exits.
@@ -70,7 +70,7 @@ use watch::Watch;
 /// After the command exits, how long background processes it started may
 /// keep writing into the pipe before outbox stops reading.
 pub const AFTER_EXIT_CAP: Duration = Duration::from_secs(5);
-/// How long a command may take to exit after a forwarded SIGINT/SIGTERM
+/// How long a command may take to exit after a forwarded SIGINT/SIGTERM/SIGHUP
 /// before its process group gets SIGKILL.
 pub const SIGNAL_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for the process to go after SIGKILL (a process stuck in

@@ -54,7 +54,7 @@ pub(super) struct Waited {
 }
 
 impl Watch {
-    /// Starts the reaper thread for `pid`, with SIGINT/SIGTERM blocked so
+    /// Starts the reaper thread for `pid`, with SIGINT/SIGTERM/SIGHUP blocked so
     /// they interrupt the reading thread instead.
     pub(super) fn start(
         pid: libc::pid_t,
@@ -92,7 +92,7 @@ impl Watch {
         st.cut_off
     }
 
-    /// Waits for the command to exit, forwarding SIGINT/SIGTERM to its
+    /// Waits for the command to exit, forwarding SIGINT/SIGTERM/SIGHUP to its
     /// group (`already`: the signal that ended the input, if one did) and
     /// escalating to SIGKILL after the grace period. While interrupted, the
     /// pipes are drained through `keep` so the command can finish writing.
