@@ -108,6 +108,34 @@ fn stdout_and_stderr_merge_in_arrival_order() {
     assert!(out.stderr.is_empty(), "nothing of the command's goes to outbox's stderr");
 }
 
+/// `--stderr inherit` (the shell wrappers' choice when the user redirected
+/// 2>): the command's stderr is outbox's own, untouched; only stdout is
+/// captured, stored and enveloped.
+#[test]
+fn stderr_inherit_leaves_stderr_alone() {
+    let store = private_store();
+    let script = "echo out; echo err >&2";
+    let mut cmd = outbox(&store, &["--stderr", "inherit", "--", "sh", "-c", script]);
+    cmd.stderr(Stdio::null()).stdout(Stdio::piped()).stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"out\n", "2>/dev/null: only stdout is printed");
+    let out = wrap(&store, &["--stderr", "inherit", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.stdout, b"out\n");
+    assert_eq!(out.stderr, b"err\n", "stderr reaches outbox's stderr as written");
+    for meta in metas_by_label(&store).values() {
+        assert_eq!(meta["bytes"], 4, "only stdout is stored: {meta}");
+    }
+    // Large output: the envelope says it holds stdout alone.
+    let out = wrap(&store, &["--stderr", "inherit", "--", "sh", "-c", "seq 1 50000; echo 'error: x' >&2"]);
+    assert_eq!(out.stderr, b"error: x\n");
+    let h = header(&out.stdout);
+    assert_eq!(h["stream"], "stdout");
+    assert_eq!(h["lines"], 50000);
+    assert_eq!(h["label"], "sh");
+}
+
 #[test]
 fn stdin_is_inherited() {
     let store = private_store();

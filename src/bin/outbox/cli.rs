@@ -122,6 +122,10 @@ pub enum StderrMode {
     /// pass through to their own descriptors when together they fit the
     /// budget, else stdout's envelope then stderr's, sharing the budget.
     Separate,
+    /// Leave stderr alone: the command writes to outbox's own stderr,
+    /// untouched, not captured or stored; only stdout is enveloped (for
+    /// shell wrappers when the user redirected 2>).
+    Inherit,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -185,7 +189,8 @@ pub struct EnvelopeArgs {
     /// envelope and the stored copy hold them in the order they were
     /// written. separate reads them apart: a stored copy of each, and (when
     /// they do not pass through) an envelope of each, stdout's first, each
-    /// header saying its "stream"; needs --budget 2000 or more.
+    /// header saying its "stream"; needs --budget 2000 or more. inherit
+    /// leaves stderr as it is: only stdout is captured.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StderrMode::Merged)]
     pub stderr: StderrMode,
 
@@ -427,6 +432,7 @@ impl EnvelopeArgs {
             stderr: match self.stderr {
                 StderrMode::Merged => session::StderrMode::Merged,
                 StderrMode::Separate => session::StderrMode::Separate,
+                StderrMode::Inherit => session::StderrMode::Inherit,
             },
             progress: self.progress,
             mmap: self.mmap,

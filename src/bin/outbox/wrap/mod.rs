@@ -12,6 +12,8 @@
 //! ```
 //!
 //! Invariants:
+//! - `--stderr inherit` gives the command outbox's own stderr: only stdout
+//!   is read, stored and enveloped (its header says `"stream": "stdout"`).
 //! - By default stdout and stderr are the same pipe (two descriptors of one
 //!   write end), so their bytes are merged in exactly the order the command
 //!   wrote them; stdin is inherited. With `--stderr separate` each has its
@@ -89,7 +91,6 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
         anyhow::bail!("no command after --: write outbox -- CMD [ARGS...]");
     };
     preflight(args)?;
-    let separate = args.stderr == StderrMode::Separate;
     let name = shown(program);
     let label = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let command_text =
@@ -98,9 +99,11 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
     interrupt::install();
     let cannot = |what: &str, e: io::Error| anyhow::anyhow!("cannot {what} for the command: {e}");
     let (out_read, out_write) = pipe().map_err(|e| cannot("create a pipe", e))?;
-    let (err_read, err_write) = match separate {
-        true => pipe().map(|(r, w)| (Some(r), w)).map_err(|e| cannot("create a pipe", e))?,
-        false => (None, out_write.try_clone().map_err(|e| cannot("duplicate the pipe", e))?),
+    let (err_read, err_write) = match args.stderr {
+        StderrMode::Separate => pipe().map(|(r, w)| (Some(r), Some(w))).map_err(|e| cannot("create a pipe", e))?,
+        StderrMode::Merged => (None, Some(out_write.try_clone().map_err(|e| cannot("duplicate the pipe", e))?)),
+        // outbox's own stderr, untouched.
+        StderrMode::Inherit => (None, None),
     };
     let reads: Vec<&OwnedFd> = std::iter::once(&out_read).chain(err_read.as_ref()).collect();
     // Second descriptors of the read ends: after an interruption the readers
@@ -119,7 +122,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
         .args(&cmd[1..])
         .stdin(Stdio::inherit())
         .stdout(Stdio::from(out_write))
-        .stderr(Stdio::from(err_write))
+        .stderr(err_write.map_or_else(Stdio::inherit, Stdio::from))
         .process_group(0);
     #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
     let parent = std::process::id() as libc::pid_t;
@@ -173,7 +176,13 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
             anyhow::bail!("cannot start a thread to wait for {name} ({e}); it has been killed");
         }
     };
-    let streams: &[Option<Stream>] = if separate { &[Some(Stream::Stdout), Some(Stream::Stderr)] } else { &[None] };
+    // With stderr inherited the one stream is stdout alone, and its header
+    // says so.
+    let streams: &[Option<Stream>] = match args.stderr {
+        StderrMode::Separate => &[Some(Stream::Stdout), Some(Stream::Stderr)],
+        StderrMode::Inherit => &[Some(Stream::Stdout)],
+        StderrMode::Merged => &[None],
+    };
     let mut sessions = Vec::new();
     for &stream in streams {
         match Session::start_stream(args, &label, stream) {
