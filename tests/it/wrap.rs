@@ -351,13 +351,31 @@ fn separate_needs_room_for_two_envelopes() {
     assert!(out.stdout.is_empty(), "the command was not run");
 }
 
+/// A bad command line is a usage error, 2 (it used to be 1, as if outbox
+/// had failed at its work), with the usage and a line that says how.
 #[test]
 fn separate_without_a_command_is_refused() {
     let store = private_store();
-    let out = util::run_cmd(outbox(&store, &["--stderr", "separate"]), b"hello\n");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("needs a command"), "{}", stderr(&out));
-    assert!(out.stdout.is_empty());
+    for mode in ["separate", "inherit"] {
+        let out = util::run_cmd(outbox(&store, &["--stderr", mode]), b"hello\n");
+        assert_eq!(out.status.code(), Some(2), "{mode}");
+        assert!(stderr(&out).contains("needs a command"), "{}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("outbox --stderr {mode} -- CMD")), "{}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// An invalid --signal pattern is a usage error, 2, in both modes (it was
+/// 1, and 125 in wrap mode), and the command is not run.
+#[test]
+fn an_invalid_signal_regex_is_a_usage_error() {
+    let store = private_store();
+    let out = util::run_cmd(outbox(&store, &["--signal", "(unclosed"]), b"x\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--signal is not a valid regex"), "{}", stderr(&out));
+    let out = wrap(&store, &["--signal", "(unclosed", "--", "echo", "ran"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "the command was not run");
 }
 
 #[test]

@@ -4,13 +4,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use crate::cli::{Cli, Command};
 
 pub fn main() -> ExitCode {
     // args_os: arguments that are not UTF-8 must not panic.
-    let cli = match Cli::try_parse_from(std::env::args_os()) {
+    let cli = match Cli::parse_checked(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

@@ -8,13 +8,15 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, RunOptions, MIN_BUDGET};
 use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions};
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
+use regex::bytes::Regex;
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -63,6 +65,36 @@ pub struct Cli {
     /// that read the terminal cannot be wrapped.
     #[arg(last = true, value_name = "CMD [ARGS]...", allow_hyphen_values = true)]
     pub wrap: Vec<OsString>,
+}
+
+impl Cli {
+    /// Parses the command line, then checks what clap's attributes cannot
+    /// say (an option that only makes sense with a command); every usage
+    /// error comes back as a clap error, printed with the usage, exit 2.
+    pub fn parse_checked<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let cli = Cli::try_parse_from(args)?;
+        cli.check()?;
+        Ok(cli)
+    }
+
+    fn check(&self) -> Result<(), clap::Error> {
+        let usage = |msg: String| Cli::command().error(ErrorKind::MissingRequiredArgument, msg);
+        if self.command.is_some() || !self.wrap.is_empty() {
+            return Ok(());
+        }
+        if self.envelope.stderr != StderrMode::Merged {
+            let mode = self.envelope.stderr.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+            return Err(usage(format!(
+                "--stderr {mode} needs a command to run: outbox --stderr {mode} -- CMD [ARGS...] \
+(`CMD | outbox` reads one stream, and the command's stderr never reaches it)"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -142,8 +174,9 @@ pub struct EnvelopeArgs {
 
     /// Regex (Rust syntax) that marks a signal line; replaces the default
     /// case-insensitive \b(error|failed|failure|fatal|panic|exception)\b.
-    #[arg(long, value_name = "REGEX")]
-    pub signal: Option<String>,
+    /// Compiled once, here: an invalid pattern is a usage error.
+    #[arg(long, value_name = "REGEX", value_parser = parse_signal)]
+    pub signal: Option<Regex>,
 
     /// Number of last lines asked for in the tail (at least 1: the last line
     /// is always kept).
@@ -215,6 +248,10 @@ fn parse_budget(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(n)
+}
+
+fn parse_signal(s: &str) -> Result<Regex, String> {
+    signal::matcher(Some(s)).map_err(|e| format!("--signal is not a valid regex: {e}"))
 }
 
 fn parse_tail(s: &str) -> Result<usize, String> {
@@ -405,8 +442,10 @@ impl EnvelopeArgs {
     /// The run's options, resolved once: the signal pattern compiled, the
     /// label decoded.
     pub fn options(&self) -> anyhow::Result<RunOptions> {
-        let signal = signal::matcher(self.signal.as_deref())
-            .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
+        let signal = match &self.signal {
+            Some(compiled) => compiled.clone(),
+            None => signal::matcher(None).map_err(|e| anyhow::anyhow!("the default --signal pattern: {e}"))?,
+        };
         Ok(RunOptions {
             label: self.label.as_ref().map(|l| l.to_string_lossy().into_owned()),
             dir: self.dir.clone(),
@@ -489,6 +528,16 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn usage_errors_are_clap_errors() {
+        let err = |args: &[&str]| Cli::parse_checked(["outbox"].iter().chain(args)).unwrap_err();
+        assert!(err(&["--stderr", "separate"]).to_string().contains("needs a command"));
+        assert!(err(&["--stderr", "inherit"]).to_string().contains("outbox --stderr inherit -- CMD"));
+        assert!(err(&["--signal", "(x"]).to_string().contains("--signal is not a valid regex"));
+        assert!(Cli::parse_checked(["outbox", "--stderr", "separate", "--", "true"]).is_ok());
+        assert!(Cli::parse_checked(["outbox", "--stderr", "merged"]).is_ok());
     }
 
     #[test]
