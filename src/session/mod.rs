@@ -420,6 +420,9 @@ impl Session {
         if let Some(s) = self.stream {
             info.extra.insert("stream".into(), s.name().into());
         }
+        if command.as_ref().is_some_and(|c| c.timed_out) {
+            info.extra.insert("timed_out".into(), true.into());
+        }
         let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
             (Some(_), _, _) => None,
             (None, Some(json), _) => match json.fold(&ctx) {

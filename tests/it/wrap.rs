@@ -489,6 +489,67 @@ fn sighup_is_forwarded_and_the_envelope_is_printed() {
     assert_eq!(temp_files(&store), 0);
 }
 
+/// `--timeout`: the command's whole group is ended when it expires; the
+/// envelope (forced even for small output, as for an interruption) holds
+/// what arrived and says `timed_out`, the entry is kept, outbox exits 124,
+/// and nothing of the command is left running.
+#[test]
+fn timeout_ends_the_group_and_exits_124() {
+    let store = private_store();
+    let marker = "605.123";
+    let script = format!("echo start; sleep {marker}; :");
+    let t = Instant::now();
+    let out = wrap(&store, &["--timeout", "1", "--", "sh", "-c", &script]);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    eprintln!("--timeout 1: outbox returned after {took:?}");
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["timed_out"], true);
+    assert_eq!(h["killed_by_signal"], "SIGTERM");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\nstart\n"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(stderr(&out).contains("--timeout 1s"), "{}", stderr(&out));
+    let meta = only_meta(&store);
+    assert_eq!(std::fs::read(store.path().join(meta["id"].as_str().unwrap())).unwrap(), b"start\n");
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count();
+    assert_eq!(left, 0, "a process of the command is left");
+}
+
+/// A command that ignores SIGTERM gets SIGKILL after the grace; one that
+/// ends in time is not touched and keeps its status.
+#[test]
+fn timeout_escalates_to_sigkill_and_spares_a_command_that_ends_in_time() {
+    let store = private_store();
+    let t = Instant::now();
+    let out = wrap(
+        &store,
+        &["--timeout", "500ms", "--", "sh", "-c", "trap '' TERM; echo start; while :; do sleep 0.1; done"],
+    );
+    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    assert_eq!(header(&out.stdout)["killed_by_signal"], "SIGKILL");
+    assert!(stderr(&out).contains("SIGKILL"), "{}", stderr(&out));
+    let out = wrap(&store, &["--timeout", "1m", "--", "sh", "-c", "echo quick; exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"quick\n", "no timeout, small output passes through");
+}
+
+/// `--timeout` without a command is a usage error.
+#[test]
+fn timeout_needs_a_command() {
+    let store = private_store();
+    let out = util::run_cmd(outbox(&store, &["--timeout", "5"]), b"x\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--timeout needs a command"), "{}", stderr(&out));
+    let out = wrap(&store, &["--timeout", "soon", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn sigterm_to_a_command_that_ignores_it_escalates_to_sigkill() {
     let store = private_store();

@@ -45,7 +45,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Check(a)) => outbox::notes::check::run(&a.into()).map(code),
         Some(Command::Init(a)) => crate::integrate::shell::run(&a).map(code),
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
-        None if !cli.wrap.is_empty() => crate::wrap::run(&cli.envelope.options()?, &cli.wrap),
+        None if !cli.wrap.is_empty() => crate::wrap::run(&cli.envelope.options()?, &cli.wrap, cli.timeout),
         None => outbox::session::run_stdin(&cli.envelope.options()?),
     }
 }

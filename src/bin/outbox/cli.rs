@@ -7,6 +7,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -65,6 +66,13 @@ pub struct Cli {
     /// that read the terminal cannot be wrapped.
     #[arg(last = true, value_name = "CMD [ARGS]...", allow_hyphen_values = true)]
     pub wrap: Vec<OsString>,
+
+    /// Wrap mode: end the command's whole process group when it runs
+    /// longer than DURATION (10, 10s, 500ms, 2m, 1h): SIGTERM, then SIGKILL
+    /// 2s later. The envelope covers what arrived and says "timed_out";
+    /// outbox exits 124, as GNU timeout does.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
 }
 
 impl Cli {
@@ -85,6 +93,11 @@ impl Cli {
         let usage = |msg: String| Cli::command().error(ErrorKind::MissingRequiredArgument, msg);
         if self.command.is_some() || !self.wrap.is_empty() {
             return Ok(());
+        }
+        if self.timeout.is_some() {
+            return Err(usage(
+                "--timeout needs a command to run: outbox --timeout DURATION -- CMD [ARGS...]".to_string(),
+            ));
         }
         if self.envelope.stderr != StderrMode::Merged {
             let mode = self.envelope.stderr.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
@@ -252,6 +265,27 @@ fn parse_budget(s: &str) -> Result<usize, String> {
 
 fn parse_signal(s: &str) -> Result<Regex, String> {
     signal::matcher(Some(s)).map_err(|e| format!("--signal is not a valid regex: {e}"))
+}
+
+/// `--timeout`: a number of seconds, or a number with a unit (ms, s, m, h);
+/// decimals allowed (1.5m). Zero would end every command at once.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("'{s}' is not a duration: write e.g. 10, 10s, 500ms, 2m or 1h")),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration: write e.g. 10, 10s, 500ms, 2m or 1h"))?;
+    let secs = n * scale;
+    if secs <= 0.0 || !secs.is_finite() {
+        return Err("a timeout of 0 would end the command at once: use more than 0".into());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is too long"))
 }
 
 fn parse_tail(s: &str) -> Result<usize, String> {
@@ -538,6 +572,23 @@ mod tests {
         assert!(err(&["--signal", "(x"]).to_string().contains("--signal is not a valid regex"));
         assert!(Cli::parse_checked(["outbox", "--stderr", "separate", "--", "true"]).is_ok());
         assert!(Cli::parse_checked(["outbox", "--stderr", "merged"]).is_ok());
+    }
+
+    #[test]
+    fn durations() {
+        let ok = |s: &str| parse_duration(s).unwrap();
+        assert_eq!(ok("10"), Duration::from_secs(10));
+        assert_eq!(ok("10s"), Duration::from_secs(10));
+        assert_eq!(ok("500ms"), Duration::from_millis(500));
+        assert_eq!(ok("2m"), Duration::from_secs(120));
+        assert_eq!(ok("1h"), Duration::from_secs(3600));
+        assert_eq!(ok("1.5s"), Duration::from_millis(1500));
+        for bad in ["", "0", "0s", "-1", "1d", "s", "1.2.3", "10 sec", "1e3"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        let err = Cli::parse_checked(["outbox", "--timeout", "5"]).unwrap_err();
+        assert!(err.to_string().contains("--timeout needs a command"), "{err}");
+        assert!(Cli::parse_checked(["outbox", "--timeout", "5", "--", "true"]).is_ok());
     }
 
     #[test]

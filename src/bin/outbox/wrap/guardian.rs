@@ -9,15 +9,21 @@
 //! direct child, not what it started. So a second process watches outbox:
 //!
 //! ```text
-//!  outbox ── holds the only write end ──► lifeline pipe ──► guardian (forked,
-//!                                                            own process group)
-//!    one byte: outbox is done, stand down ──► exit
+//!  outbox ── holds the only write end ──► lifeline pipe ──► guardian (forked
+//!                                          before the spawn, own process group)
+//!    "g" + group id: the command runs in that group; watch it
+//!    "d": outbox is done, stand down ──► exit
 //!    end of file: outbox is gone, however it died (the kernel closes its
 //!      descriptors) ──► SIGTERM (+SIGCONT) to the command's group, SIGKILL
 //!      after GUARD_GRACE unless the group is empty by then ──► exit
 //! ```
 //!
 //! Invariants:
+//! - The guardian is forked, and has left outbox's group, before the
+//!   command is spawned: by the time the command can start anything, a
+//!   group kill of outbox misses the guardian. (The group id follows right
+//!   after the spawn; should outbox die in between, PR_SET_PDEATHSIG still
+//!   tells the direct child.)
 //! - The guardian is in neither outbox's process group (a group kill would
 //!   take it along before it could act) nor the command's (outbox's own
 //!   signals to that group must not reach it, and it must be able to tell
@@ -57,17 +63,15 @@ pub struct Guardian {
 }
 
 impl Guardian {
-    /// Forks the guardian of process group `pgid`; `name` is the command's
-    /// name for its one message. Also tells the interrupt handler which
-    /// group a second signal must end.
-    pub fn start(pgid: libc::pid_t, name: &str) -> io::Result<Guardian> {
-        interrupt::set_child_group(Some(pgid));
+    /// Forks the guardian, before the command is spawned; `name` is the
+    /// command's name for its one message.
+    pub fn start(name: &str) -> io::Result<Guardian> {
         let (read, write) = pipe()?;
         // Everything the guardian must close, listed now: after the fork it
         // may not allocate.
         let open = open_descriptors();
         let message = format!(
-            "outbox: outbox (pid {}) ended before {name} did; sending SIGTERM to its process group {pgid} \
+            "outbox: outbox (pid {}) ended before {name} did; sending SIGTERM to its process group \
 (SIGKILL after {}s)\n",
             std::process::id(),
             GUARD_GRACE.as_secs()
@@ -85,7 +89,7 @@ impl Guardian {
         if pid == 0 {
             // Safety: the child runs `guard`, which never returns and makes
             // only async-signal-safe calls on data prepared before the fork.
-            unsafe { guard(read.as_raw_fd(), pgid, &open, message.as_bytes(), devnull.as_ptr(), &old) }
+            unsafe { guard(read.as_raw_fd(), &open, message.as_bytes(), devnull.as_ptr(), &old) }
         }
         let forked = io::Error::last_os_error();
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
@@ -97,6 +101,18 @@ impl Guardian {
         unsafe { libc::setpgid(pid, pid) };
         drop(read);
         Ok(Guardian { pid, lifeline: Some(write) })
+    }
+
+    /// Tells the guardian the command's process group, and the interrupt
+    /// handler, which must end it on a second signal.
+    pub fn watch(&self, pgid: libc::pid_t) {
+        interrupt::set_child_group(Some(pgid));
+        if let Some(w) = &self.lifeline {
+            let mut msg = [b'g', 0, 0, 0, 0];
+            msg[1..].copy_from_slice(&pgid.to_ne_bytes());
+            // Five bytes, under PIPE_BUF: written whole or not at all.
+            unsafe { libc::write(w.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
+        }
     }
 }
 
@@ -146,7 +162,6 @@ fn open_descriptors() -> Vec<RawFd> {
 /// Only in the child of `fork`; every pointer was prepared before the fork.
 unsafe fn guard(
     lifeline: RawFd,
-    pgid: libc::pid_t,
     open: &[RawFd],
     message: &[u8],
     devnull: *const libc::c_char,
@@ -178,18 +193,24 @@ unsafe fn guard(
     if null > 2 {
         libc::close(null);
     }
-    let mut byte = 0u8;
+    let mut pgid: libc::pid_t = 0;
     loop {
-        let n = libc::read(lifeline, (&mut byte as *mut u8).cast(), 1);
-        if n == 1 {
-            libc::_exit(0); // stood down
+        let mut tag = [0u8; 1];
+        if !read_exact(lifeline, &mut tag) {
+            break; // end of file: outbox is gone
         }
-        if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
+        match tag[0] {
+            b'g' => {
+                let mut id = [0u8; 4];
+                if !read_exact(lifeline, &mut id) {
+                    break;
+                }
+                pgid = libc::pid_t::from_ne_bytes(id);
+            }
+            _ => libc::_exit(0), // stood down
         }
-        break; // end of file: outbox is gone
     }
-    if libc::kill(-pgid, 0) != 0 {
+    if pgid <= 0 || libc::kill(-pgid, 0) != 0 {
         libc::_exit(0); // nothing left of the command
     }
     libc::write(2, message.as_ptr().cast(), message.len());
@@ -206,4 +227,23 @@ unsafe fn guard(
     }
     libc::kill(-pgid, libc::SIGKILL);
     libc::_exit(0)
+}
+
+/// Reads exactly `buf.len()` bytes; false at end of file or on an error.
+///
+/// # Safety
+/// Async-signal-safe: used in the forked guardian.
+unsafe fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
+    let mut got = 0;
+    while got < buf.len() {
+        let n = libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got);
+        if n > 0 {
+            got += n as usize;
+        } else if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    true
 }

@@ -37,6 +37,9 @@
 //! - The command does not outlive outbox: should outbox die without ending
 //!   the group itself (SIGKILL, a harness killing outbox's process group),
 //!   the guardian process does (guardian.rs).
+//! - `--timeout`: when it expires the command's group gets SIGTERM, then
+//!   SIGKILL after a short grace (watch.rs); the envelope covers what
+//!   arrived, its header says `"timed_out": true`, and outbox exits 124.
 //! - Exit status as GNU timeout: the command's own (128+N when signal N
 //!   killed it); 127 not found; 126 found but not runnable; 125 when the
 //!   command succeeded but outbox failed (when both failed, the command's
@@ -81,12 +84,16 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 /// How often the waiting loop looks at the interrupt flag.
 const TICK: Duration = Duration::from_millis(50);
 
+/// Exit status when `--timeout` expired, as GNU timeout's.
+pub const TIMED_OUT: u8 = 124;
+
 /// Smallest `--budget` with `--stderr separate`: two envelopes of at least
 /// the smallest budget each.
 pub const SEPARATE_MIN_BUDGET: usize = 2 * outbox::session::MIN_BUDGET;
 
 /// Runs `cmd` and envelopes its output; returns outbox's exit status.
-pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
+/// `timeout`: end the command's group when it runs longer (exit 124).
+pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> anyhow::Result<u8> {
     let Some(program) = cmd.first() else {
         anyhow::bail!("no command after --: write outbox -- CMD [ARGS...]");
     };
@@ -134,7 +141,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
             libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
             // The guardian ends the whole group should outbox die; this
             // covers the direct child in the moment before the guardian
-            // runs, and should the guardian be killed along with outbox.
+            // learns the group, and should the guardian be killed too.
             #[cfg(target_os = "linux")]
             {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
@@ -146,6 +153,17 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
             Ok(())
         });
     }
+    // Ends the command's group should outbox die without doing so. Forked
+    // first, so that it is out of outbox's group before the command can
+    // start anything; stood down when this function returns.
+    let guardian = match Guardian::start(&name) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            // A resource limit should not fail the command; say what is lost.
+            outbox::say!("cannot start the guardian process ({e}); should outbox be killed, {name} may keep running");
+            None
+        }
+    };
     let started = Instant::now();
     let child = match command.spawn() {
         Ok(c) => c,
@@ -155,20 +173,14 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
     // the pipes would never report end of input.
     drop(command);
     let pid = child.id() as libc::pid_t;
-    drop(child); // reaped by the watch thread with waitpid, not by Child
-                 // Ends the command's group should outbox die without doing so; stood
-                 // down when this function returns.
-    let _guardian = match Guardian::start(pid, &name) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            // A resource limit should not fail the command; say what is lost.
-            outbox::say!("cannot start the guardian process ({e}); should outbox be killed, {name} may keep running");
-            None
-        }
-    };
+    // Reaped by the watch thread with waitpid, not by Child.
+    drop(child);
+    if let Some(g) = &guardian {
+        g.watch(pid);
+    }
 
     let read_fds: Vec<RawFd> = reads.iter().map(|r| r.as_raw_fd()).collect();
-    let watch = match Watch::start(pid, started, read_fds.clone(), devnull, name.clone()) {
+    let mut watch = match Watch::start(pid, started, read_fds.clone(), devnull, name.clone()) {
         Ok(w) => w,
         Err(e) => {
             // Nobody could reap or bound it: stop it rather than orphan it.
@@ -176,6 +188,12 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
             anyhow::bail!("cannot start a thread to wait for {name} ({e}); it has been killed");
         }
     };
+    if let Some(limit) = timeout {
+        if let Err(e) = watch.start_timer(pid, started, limit) {
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            anyhow::bail!("cannot start a thread for --timeout ({e}); {name} has been killed");
+        }
+    }
     // With stderr inherited the one stream is stdout alone, and its header
     // says so.
     let streams: &[Option<Stream>] = match args.stderr {
@@ -234,6 +252,9 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
         _ => None,
     });
     let waited = watch.wait_for_exit(pid, started, stopped_by, keep);
+    // Final now: the timer sets it before it signals the group, and the
+    // command has exited since.
+    let timed_out = watch.timed_out();
     if ingests.iter().any(|(_, cut_off)| *cut_off) {
         eprintln!(
             "outbox: note: {name} exited, but a background process it started kept writing to its output; \
@@ -270,11 +291,18 @@ stopped reading once the output was quiet"
         exit_status,
         killed_by_signal,
         duration_ms: Some(waited.duration.as_millis() as u64),
+        timed_out,
     };
-    if let [out, err] = sessions.as_mut_slice() {
-        let plans = plan(args, out.measure(), err.measure(), stopped_by.is_some());
-        out.set_plan(plans[0]);
-        err.set_plan(plans[1]);
+    // Output cut short by --timeout is enveloped even when small, as an
+    // interrupted run's is, so that its header says so.
+    match sessions.as_mut_slice() {
+        [out, err] => {
+            let plans = plan(args, out.measure(), err.measure(), stopped_by.is_some() || timed_out);
+            out.set_plan(plans[0]);
+            err.set_plan(plans[1]);
+        }
+        [one] if timed_out => one.set_plan(Plan { passthrough: false, budget: args.budget }),
+        _ => {}
     }
     let (mut failed, mut interrupted) = (false, None);
     for (session, (ingest, _)) in sessions.into_iter().zip(ingests) {
@@ -283,8 +311,13 @@ stopped reading once the output was quiet"
         interrupted = interrupted.or(outcome.interrupted);
     }
 
+    // No member of the group outlives the run: wait out the timer's grace.
+    watch.finish_timer();
     if let Some(sig) = interrupted.or(waited.forwarded) {
         return Ok(interrupt::exit_code(sig));
+    }
+    if timed_out {
+        return Ok(TIMED_OUT);
     }
     Ok(match exit_status {
         Some(0) if failed => 125,

@@ -23,6 +23,13 @@ struct State {
     reader_done: Vec<bool>,
     /// The input was ended by swapping /dev/null in for a read end.
     cut_off: bool,
+    /// The command has been reaped (stays true once `exit` is taken).
+    exited: bool,
+    /// `--timeout` expired; the timer is ending the group.
+    timed_out: bool,
+    /// outbox is done waiting (the command may not have been reaped, when
+    /// it would not die even of SIGKILL): the timer must not fire later.
+    finished: bool,
 }
 
 struct Shared {
@@ -41,6 +48,8 @@ impl Shared {
 pub(super) struct Watch {
     shared: Arc<Shared>,
     name: String,
+    /// The `--timeout` thread, joined once the command is gone.
+    timer: Option<std::thread::JoinHandle<()>>,
 }
 
 /// How waiting for the command ended.
@@ -52,6 +61,10 @@ pub(super) struct Waited {
     /// Bytes read and thrown away after an interruption.
     pub discarded: u64,
 }
+
+/// `--timeout`: when it expires, the command's group gets SIGTERM, and
+/// SIGKILL after this unless it is empty by then.
+pub(super) const TIMEOUT_GRACE: Duration = Duration::from_secs(2);
 
 impl Watch {
     /// Starts the reaper thread for `pid`, with SIGINT/SIGTERM/SIGHUP blocked so
@@ -72,7 +85,38 @@ impl Watch {
                 .name("outbox-reaper".into())
                 .spawn(move || reap(pid, started, &read_fds, devnull, &sh, &n))
         })?;
-        Ok(Watch { shared, name })
+        Ok(Watch { shared, name, timer: None })
+    }
+
+    /// Starts the `--timeout` thread: at `started + limit`, unless the
+    /// command has exited, it ends process group `pgid` (SIGTERM, then
+    /// SIGKILL after [`TIMEOUT_GRACE`] unless the group is empty).
+    pub(super) fn start_timer(&mut self, pgid: libc::pid_t, started: Instant, limit: Duration) -> io::Result<()> {
+        let shared = self.shared.clone();
+        let name = self.name.clone();
+        let handle = interrupt::with_signals_blocked(|| {
+            std::thread::Builder::new()
+                .name("outbox-timeout".into())
+                .spawn(move || time_out(pgid, started + limit, limit, &shared, &name))
+        })?;
+        self.timer = Some(handle);
+        Ok(())
+    }
+
+    /// Whether `--timeout` expired.
+    pub(super) fn timed_out(&self) -> bool {
+        self.shared.lock().timed_out
+    }
+
+    /// Waits for the timer to finish ending the group (at most
+    /// [`TIMEOUT_GRACE`]; at once when the command exited in time), so no
+    /// member of it outlives the run.
+    pub(super) fn finish_timer(&mut self) {
+        if let Some(t) = self.timer.take() {
+            self.shared.lock().finished = true;
+            self.shared.cond.notify_all();
+            let _ = t.join();
+        }
     }
 
     /// The reader's stop condition, checked after a second of silence: once
@@ -216,6 +260,7 @@ wrapped command cannot do: it runs in its own process group. Killing it; run int
     };
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     st.exit = Some((exit, started.elapsed()));
+    st.exited = true;
     shared.cond.notify_all();
     let deadline = Instant::now() + AFTER_EXIT_CAP;
     while st.reader_done.iter().any(|done| !done) {
@@ -235,4 +280,81 @@ wrapped command cannot do: it runs in its own process group. Killing it; run int
         }
         st = shared.cond.wait_timeout(st, deadline - now).map(|r| r.0).unwrap_or_else(|e| e.into_inner().0);
     }
+}
+
+/// The `--timeout` thread: sleeps until `deadline` or the command's exit;
+/// on the deadline, ends the group. Returns once the group is empty or has
+/// been sent SIGKILL, or at once when the command exited in time.
+fn time_out(pgid: libc::pid_t, deadline: Instant, limit: Duration, shared: &Shared, name: &str) {
+    let mut st = shared.lock();
+    loop {
+        if st.exited || st.finished {
+            return;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        st = shared.cond.wait_timeout(st, deadline - now).map(|r| r.0).unwrap_or_else(|e| e.into_inner().0);
+    }
+    st.timed_out = true;
+    drop(st);
+    outbox::say!(
+        "{name} did not finish within --timeout {}; sending SIGTERM to its process group",
+        shown_duration(limit)
+    );
+    // The group stays valid (the reaper has not reaped the command, or
+    // members remain) until kill reports it empty: no reused id is hit.
+    unsafe {
+        libc::kill(-pgid, libc::SIGTERM);
+        libc::kill(-pgid, libc::SIGCONT);
+    }
+    let until = Instant::now() + TIMEOUT_GRACE;
+    while Instant::now() < until {
+        if !group_alive(pgid) {
+            return;
+        }
+        std::thread::sleep(TICK);
+    }
+    outbox::say!(
+        "{name} is still running {}s after SIGTERM; sending SIGKILL to its process group",
+        TIMEOUT_GRACE.as_secs()
+    );
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+}
+
+/// A duration as the user would write it: `1s`, `500ms`, `1.5s`.
+fn shown_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}
+
+/// Whether process group `pgid` has a member that is not a zombie. A
+/// killed grandchild is reparented to init and stays a zombie until init
+/// reaps it, which some container inits do late; kill(2) counts zombies,
+/// so on Linux /proc decides.
+fn group_alive(pgid: libc::pid_t) -> bool {
+    if unsafe { libc::kill(-pgid, 0) } != 0 {
+        return false;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else { return true };
+    for e in dir.flatten() {
+        if !e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        // pid (comm) state ppid pgrp ...: comm may hold spaces and ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        let mut f = rest.split_whitespace();
+        let (state, pgrp) = (f.next(), f.nth(1));
+        if pgrp.and_then(|p| p.parse::<libc::pid_t>().ok()) == Some(pgid) && !matches!(state, Some("Z" | "X")) {
+            return true;
+        }
+    }
+    false
 }
