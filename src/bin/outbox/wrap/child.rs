@@ -10,21 +10,19 @@ pub(super) fn spawn_failure(program: &OsStr, name: &str, e: &io::Error) -> u8 {
     let has_slash = program.to_string_lossy().contains('/');
     match e.kind() {
         io::ErrorKind::NotFound if has_slash && Path::new(program).exists() => {
-            eprintln!("outbox: {name}: cannot run it: {e} (is its #! interpreter installed?)");
+            outbox::say!("{name}: cannot run it: {e} (is its #! interpreter installed?)");
             126
         }
         io::ErrorKind::NotFound => {
-            eprintln!("outbox: {name}: command not found");
+            outbox::say!("{name}: command not found");
             127
         }
         io::ErrorKind::PermissionDenied => {
-            eprintln!(
-                "outbox: {name}: permission denied: it exists but cannot be run (not executable, or a directory)"
-            );
+            outbox::say!("{name}: permission denied: it exists but cannot be run (not executable, or a directory)");
             126
         }
         _ => {
-            eprintln!("outbox: {name}: cannot run it: {e}");
+            outbox::say!("{name}: cannot run it: {e}");
             126
         }
     }

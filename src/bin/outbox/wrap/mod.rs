@@ -256,20 +256,20 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     // command has exited since.
     let timed_out = watch.timed_out();
     if ingests.iter().any(|(_, cut_off)| *cut_off) {
-        eprintln!(
-            "outbox: note: {name} exited, but a background process it started kept writing to its output; \
+        outbox::say!(
+            "note: {name} exited, but a background process it started kept writing to its output; \
 stopped reading {}s after the exit (later output is not kept)",
             AFTER_EXIT_CAP.as_secs()
         );
     } else if ingests.iter().any(|(i, _)| i.stop == Some(Stop::Requested)) {
-        eprintln!(
-            "outbox: note: {name} exited, but a background process it started still holds its output open; \
+        outbox::say!(
+            "note: {name} exited, but a background process it started still holds its output open; \
 stopped reading once the output was quiet"
         );
     }
     if waited.discarded > 0 {
-        eprintln!(
-            "outbox: {} bytes that {name} wrote after the interruption are not in the envelope or the stored copy",
+        outbox::say!(
+            "{} bytes that {name} wrote after the interruption are not in the envelope or the stored copy",
             waited.discarded
         );
     }
@@ -281,7 +281,7 @@ stopped reading once the output was quiet"
             (None, None) => (None, None),
         },
         Some(Err(e)) => {
-            eprintln!("outbox: cannot learn how {name} exited: {e}");
+            outbox::say!("cannot learn how {name} exited: {e}");
             (None, None)
         }
         None => (None, None),

@@ -169,8 +169,8 @@ impl Watch {
             }
             if let Some((sig, at)) = forwarded {
                 if killed.is_none() && at.elapsed() >= SIGNAL_GRACE {
-                    eprintln!(
-                        "outbox: {} did not exit within {}s of {}; sending SIGKILL to its process group",
+                    outbox::say!(
+                        "{} did not exit within {}s of {}; sending SIGKILL to its process group",
                         self.name,
                         SIGNAL_GRACE.as_secs(),
                         interrupt::name(sig)
@@ -180,8 +180,8 @@ impl Watch {
                 }
             }
             if killed.is_some_and(|at| at.elapsed() >= KILL_WAIT) {
-                eprintln!(
-                    "outbox: {} (process group {pid}) did not exit after SIGKILL; not waiting for it any longer",
+                outbox::say!(
+                    "{} (process group {pid}) did not exit after SIGKILL; not waiting for it any longer",
                     self.name
                 );
                 return done(None, started.elapsed(), forwarded, discarded);
@@ -248,8 +248,8 @@ fn reap(pid: libc::pid_t, started: Instant, read_fds: &[RawFd], devnull: File, s
             let sig = libc::WSTOPSIG(status);
             if sig == libc::SIGTTIN || sig == libc::SIGTTOU {
                 // Run away from the terminal, it would wait forever.
-                eprintln!(
-                    "outbox: {name} tried to use the terminal (to read input or change its settings), which a \
+                outbox::say!(
+                    "{name} tried to use the terminal (to read input or change its settings), which a \
 wrapped command cannot do: it runs in its own process group. Killing it; run interactive commands without outbox."
                 );
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
