@@ -30,9 +30,10 @@ Examples:
 
 Exit status: 0 on success; 1 when outbox failed or the full output could not
 be kept (the envelope is still printed); in wrap mode the command's status
-(128+N for signal N), 125 when the command succeeded but outbox failed,
-126 when it could not be run, 127 when it was not found; 128+N when outbox
-itself is interrupted by signal N.";
+(128+N for signal N), 124 when --timeout expired, 125 when the command
+succeeded but outbox failed, 126 when it could not be run, 127 when it was
+not found; 128+N when outbox itself is interrupted by signal N; 2 for a bad
+command line.";
 
 /// A streaming filter that turns huge command output into a bounded,
 /// honest envelope: header, head, error lines, tail, every omission counted,
@@ -62,8 +63,9 @@ pub struct Cli {
 
     /// Wrap mode: run CMD with ARGS in its own process group, envelope its
     /// stdout and stderr (merged in the order written), and exit with its
-    /// status. SIGINT/SIGTERM/SIGHUP are forwarded to the command's group. Commands
-    /// that read the terminal cannot be wrapped.
+    /// status. SIGINT/SIGTERM/SIGHUP are forwarded to the command's group;
+    /// should outbox be killed, a guardian process ends that group.
+    /// Commands that read the terminal cannot be wrapped.
     #[arg(last = true, value_name = "CMD [ARGS]...", allow_hyphen_values = true)]
     pub wrap: Vec<OsString>,
 
