@@ -103,10 +103,8 @@ impl Guardian {
         Ok(Guardian { pid, lifeline: Some(write) })
     }
 
-    /// Tells the guardian the command's process group, and the interrupt
-    /// handler, which must end it on a second signal.
+    /// Tells the guardian the command's process group.
     pub fn watch(&self, pgid: libc::pid_t) {
-        interrupt::set_child_group(Some(pgid));
         if let Some(w) = &self.lifeline {
             let mut msg = [b'g', 0, 0, 0, 0];
             msg[1..].copy_from_slice(&pgid.to_ne_bytes());
@@ -118,7 +116,8 @@ impl Guardian {
 
 impl Drop for Guardian {
     /// Stands the guardian down (outbox is done with the group) and reaps
-    /// it, so a normal run leaves no process behind.
+    /// it, so a normal run leaves no process behind. A second signal no
+    /// longer ends the group either.
     fn drop(&mut self) {
         interrupt::set_child_group(None);
         if let Some(w) = self.lifeline.take() {

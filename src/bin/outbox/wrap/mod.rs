@@ -175,6 +175,8 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     let pid = child.id() as libc::pid_t;
     // Reaped by the watch thread with waitpid, not by Child.
     drop(child);
+    // A second signal to outbox ends this group before outbox exits.
+    interrupt::set_child_group(Some(pid));
     if let Some(g) = &guardian {
         g.watch(pid);
     }
