@@ -539,6 +539,18 @@ fn timeout_escalates_to_sigkill_and_spares_a_command_that_ends_in_time() {
     assert_eq!(out.stdout, b"quick\n", "no timeout, small output passes through");
 }
 
+/// A folded JSON document's header says `timed_out` too.
+#[test]
+fn timeout_is_stated_in_a_json_fold() {
+    let store = private_store();
+    let script = "echo '{\"items\": [1, 2, 3]}'; sleep 30";
+    let out = wrap(&store, &["--format", "json", "--timeout", "300ms", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["header"]["timed_out"], true, "{v}");
+    assert_eq!(v["header"]["item_count"], 3);
+}
+
 /// `--timeout` without a command is a usage error.
 #[test]
 fn timeout_needs_a_command() {
