@@ -1,9 +1,48 @@
-//! Starting the command: its pipes, and what to say when it cannot run.
+//! Starting the command: how it is set up, its pipes, and what to say
+//! when it cannot run.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The command, set up but not spawned: stdin inherited, stdout to `out`,
+/// stderr to `err` (None: outbox's own, for `--stderr inherit`), in a
+/// process group of its own.
+pub(super) fn command(program: &OsStr, args: &[OsString], out: OwnedFd, err: Option<OwnedFd>) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::from(out))
+        .stderr(err.map_or_else(Stdio::inherit, Stdio::from))
+        .process_group(0);
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    let parent = std::process::id() as libc::pid_t;
+    // Safety: the closure only makes async-signal-safe system calls.
+    unsafe {
+        command.pre_exec(move || {
+            // interrupt::install() ignores SIGXFSZ for outbox; an ignored
+            // disposition survives exec, and the command should get its own.
+            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            // The guardian ends the whole group should outbox die; this
+            // covers the direct child in the moment before the guardian
+            // learns the group, and should the guardian be killed too.
+            #[cfg(target_os = "linux")]
+            {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+                if libc::getppid() != parent {
+                    // outbox died before the request took effect.
+                    libc::_exit(125);
+                }
+            }
+            Ok(())
+        });
+    }
+    command
+}
 
 /// Reports a command that could not be started; returns 127 or 126.
 pub(super) fn spawn_failure(program: &OsStr, name: &str, e: &io::Error) -> u8 {

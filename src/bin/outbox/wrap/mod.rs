@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  CMD (own process group) ──stdout──┐
-//!                          ──stderr──┴─► one pipe ─► Reader ─► Session (filter.rs)
+//!                          ──stderr──┴─► one pipe ─► Reader ─► Session (outbox::session)
 //!  reaper thread: waitpid ─► exit status, duration, "the command is gone"
 //!  guardian process: ends CMD's group should outbox die first
 //!
@@ -58,9 +58,8 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use outbox::session::{CommandInfo, EnvelopeMode, Measure, Plan, RunOptions, Session, StderrMode, Stream};
@@ -124,35 +123,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     // keep writing after the command exited (see Watch).
     let devnull = File::open("/dev/null").map_err(|e| anyhow::anyhow!("cannot open /dev/null: {e}"))?;
 
-    let mut command = Command::new(program);
-    command
-        .args(&cmd[1..])
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::from(out_write))
-        .stderr(err_write.map_or_else(Stdio::inherit, Stdio::from))
-        .process_group(0);
-    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
-    let parent = std::process::id() as libc::pid_t;
-    // Safety: the closure only makes async-signal-safe system calls.
-    unsafe {
-        command.pre_exec(move || {
-            // interrupt::install() ignores SIGXFSZ for outbox; an ignored
-            // disposition survives exec, and the command should get its own.
-            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
-            // The guardian ends the whole group should outbox die; this
-            // covers the direct child in the moment before the guardian
-            // learns the group, and should the guardian be killed too.
-            #[cfg(target_os = "linux")]
-            {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
-                if libc::getppid() != parent {
-                    // outbox died before the request took effect.
-                    libc::_exit(125);
-                }
-            }
-            Ok(())
-        });
-    }
+    let mut command = child::command(program, &cmd[1..], out_write, err_write);
     // Ends the command's group should outbox die without doing so. Forked
     // first, so that it is out of outbox's group before the command can
     // start anything; stood down when this function returns.
