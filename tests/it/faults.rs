@@ -195,18 +195,50 @@ fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) -> Du
 }
 
 /// `outbox -- sh -c SCRIPT` in a process group of its own (as a harness
-/// runs its job), output discarded.
+/// runs its job), stdout discarded, stderr (with the guardian's message)
+/// to `store/stderr.txt`.
 fn spawn_wrapped(store: &Store, script: &str) -> std::process::Child {
     use std::os::unix::process::CommandExt;
+    let err = std::fs::File::create(store.path().join("stderr.txt")).unwrap();
     Command::new(util::bin())
         .args(["--", "sh", "-c", script])
         .env("OUTBOX_DIR", store.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(err)
         .process_group(0)
         .spawn()
         .unwrap()
+}
+
+/// A marker for `sleep` unique to this test and this run of the suite, so
+/// that a process left over by an earlier failed run cannot be taken for
+/// this run's.
+fn marker(n: u32) -> String {
+    format!("{n}.{}", std::process::id())
+}
+
+/// What to show when processes were left: them, and outbox's stderr.
+fn left_report(store: &Store, marker: &str) -> String {
+    let left: Vec<String> = live_with(marker).iter().map(|p| format!("{} {} {}", p.pid, p.comm, p.state)).collect();
+    let err = std::fs::read_to_string(store.path().join("stderr.txt")).unwrap_or_default();
+    format!("left: {left:?}; outbox's stderr: {err:?}")
+}
+
+/// Waits until no process with `marker` is left; returns how long it took.
+fn none_left(store: &Store, marker: &str) -> Duration {
+    let t = Instant::now();
+    while !live_with(marker).is_empty() {
+        if t.elapsed() > Duration::from_secs(10) {
+            let report = left_report(store, marker);
+            for p in live_with(marker) {
+                unsafe { libc::kill(p.pid, libc::SIGKILL) };
+            }
+            panic!("command or guardian not gone within 10 s: {report}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    t.elapsed()
 }
 
 /// The `sleep` of a wrapped `sh -c "sleep MARKER; :"`, once it runs.
@@ -227,25 +259,39 @@ fn sleeping(marker: &str) -> i32 {
 #[test]
 fn a_group_kill_of_outbox_ends_the_command_and_its_descendants() {
     let store = Store::new();
-    let marker = "601.123";
+    let marker = &marker(601);
     let mut child = spawn_wrapped(&store, &format!("sleep {marker}; :"));
     sleeping(marker);
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
     child.wait().unwrap();
-    let took = wait_until(Duration::from_secs(10), "command and guardian gone", || live_with(marker).is_empty());
+    let took = none_left(&store, marker);
     eprintln!("group kill: the command's tree was gone {took:?} after outbox died");
+}
+
+/// outbox frozen right after the spawn (as a loaded machine may leave it)
+/// and then killed: the guardian already knows the command's group, which
+/// the command announced itself before exec.
+#[test]
+fn outbox_killed_before_it_ran_again_after_the_spawn() {
+    let store = Store::new();
+    let marker = &marker(606);
+    let mut child = spawn_wrapped(&store, &format!("kill -STOP $PPID; sleep {marker}; :"));
+    sleeping(marker);
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    child.wait().unwrap();
+    none_left(&store, marker);
 }
 
 /// SIGKILL to outbox alone: same.
 #[test]
 fn sigkill_to_outbox_ends_the_command_and_its_descendants() {
     let store = Store::new();
-    let marker = "602.123";
+    let marker = &marker(602);
     let mut child = spawn_wrapped(&store, &format!("sleep {marker}; :"));
     sleeping(marker);
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     child.wait().unwrap();
-    let took = wait_until(Duration::from_secs(10), "command and guardian gone", || live_with(marker).is_empty());
+    let took = none_left(&store, marker);
     eprintln!("SIGKILL: the command's tree was gone {took:?} after outbox died");
 }
 
@@ -255,7 +301,7 @@ fn sigkill_to_outbox_ends_the_command_and_its_descendants() {
 #[test]
 fn a_second_sigterm_ends_the_command_group_before_outbox_exits() {
     let store = Store::new();
-    let marker = "604.123";
+    let marker = &marker(604);
     let mut child = spawn_wrapped(&store, &format!("trap '' TERM; sleep {marker}; :"));
     let sleep = sleeping(marker);
     let outbox = child.id() as i32;
@@ -264,10 +310,14 @@ fn a_second_sigterm_ends_the_command_group_before_outbox_exits() {
     assert!(child.try_wait().unwrap().is_none(), "outbox waits for the command after one signal");
     unsafe { libc::kill(outbox, libc::SIGTERM) };
     let status = child.wait().unwrap();
-    assert!(ended_or_dying(sleep), "the command's sleep outlived outbox");
+    let dead = ended_or_dying(sleep);
+    if !dead {
+        unsafe { libc::kill(sleep, libc::SIGKILL) };
+    }
+    assert!(dead, "the command's sleep outlived outbox");
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.code(), Some(143), "{status:?} {:?}", status.signal());
-    wait_until(Duration::from_secs(10), "command and guardian gone", || live_with(marker).is_empty());
+    none_left(&store, marker);
 }
 
 /// A normal run stands the guardian down and reaps it: nothing of the run
@@ -275,7 +325,7 @@ fn a_second_sigterm_ends_the_command_group_before_outbox_exits() {
 #[test]
 fn a_normal_run_leaves_no_guardian_behind() {
     let store = Store::new();
-    let marker = "603.123";
+    let marker = &marker(603);
     let mut cmd = Command::new(util::bin());
     cmd.args(["--", "sh", "-c", &format!("echo {marker}")]).env("OUTBOX_DIR", store.path());
     let out = util::run_cmd(cmd, b"");

@@ -10,8 +10,15 @@ use std::process::{Command, Stdio};
 
 /// The command, set up but not spawned: stdin inherited, stdout to `out`,
 /// stderr to `err` (None: outbox's own, for `--stderr inherit`), in a
-/// process group of its own.
-pub(super) fn command(program: &OsStr, args: &[OsString], out: OwnedFd, err: Option<OwnedFd>) -> Command {
+/// process group of its own, which it announces to the guardian through
+/// `lifeline` before exec.
+pub(super) fn command(
+    program: &OsStr,
+    args: &[OsString],
+    out: OwnedFd,
+    err: Option<OwnedFd>,
+    lifeline: Option<RawFd>,
+) -> Command {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -27,6 +34,9 @@ pub(super) fn command(program: &OsStr, args: &[OsString], out: OwnedFd, err: Opt
             // interrupt::install() ignores SIGXFSZ for outbox; an ignored
             // disposition survives exec, and the command should get its own.
             libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+            if let Some(fd) = lifeline {
+                super::guardian::announce_group(fd);
+            }
             // The guardian ends the whole group should outbox die; this
             // covers the direct child in the moment before the guardian
             // learns the group, and should the guardian be killed too.

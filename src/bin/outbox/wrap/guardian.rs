@@ -11,7 +11,8 @@
 //! ```text
 //!  outbox ── holds the only write end ──► lifeline pipe ──► guardian (forked
 //!                                          before the spawn, own process group)
-//!    "g" + group id: the command runs in that group; watch it
+//!    "g" + group id: the command runs in that group; watch it (written by
+//!      the command itself between fork and exec, see announce_group)
 //!    "d": outbox is done, stand down ──► exit
 //!    end of file: outbox is gone, however it died (the kernel closes its
 //!      descriptors) ──► SIGTERM (+SIGCONT) to the command's group, SIGKILL
@@ -20,10 +21,11 @@
 //!
 //! Invariants:
 //! - The guardian is forked, and has left outbox's group, before the
-//!   command is spawned: by the time the command can start anything, a
-//!   group kill of outbox misses the guardian. (The group id follows right
-//!   after the spawn; should outbox die in between, PR_SET_PDEATHSIG still
-//!   tells the direct child.)
+//!   command is spawned, and the command tells it its group before exec:
+//!   by the time the command can start anything, the guardian knows what
+//!   to end and a group kill of outbox misses it. (The group id used to be
+//!   sent by outbox after the spawn returned; under load outbox could be
+//!   killed before it got there, with the command's children running.)
 //! - The guardian is in neither outbox's process group (a group kill would
 //!   take it along before it could act) nor the command's (outbox's own
 //!   signals to that group must not reach it, and it must be able to tell
@@ -103,14 +105,10 @@ impl Guardian {
         Ok(Guardian { pid, lifeline: Some(write) })
     }
 
-    /// Tells the guardian the command's process group.
-    pub fn watch(&self, pgid: libc::pid_t) {
-        if let Some(w) = &self.lifeline {
-            let mut msg = [b'g', 0, 0, 0, 0];
-            msg[1..].copy_from_slice(&pgid.to_ne_bytes());
-            // Five bytes, under PIPE_BUF: written whole or not at all.
-            unsafe { libc::write(w.as_raw_fd(), msg.as_ptr().cast(), msg.len()) };
-        }
+    /// The write end of the lifeline, for the command's [`announce_group`]
+    /// between fork and exec (close-on-exec: the command keeps no copy).
+    pub fn lifeline(&self) -> Option<RawFd> {
+        self.lifeline.as_ref().map(|w| w.as_raw_fd())
     }
 }
 
@@ -137,6 +135,20 @@ impl Drop for Guardian {
             std::thread::sleep(Duration::from_millis(1));
         }
     }
+}
+
+/// In the command's process between fork and exec: puts it in a process
+/// group of its own and tells the guardian (through `lifeline`) to watch
+/// that group.
+///
+/// # Safety
+/// Only between fork and exec; makes only async-signal-safe calls.
+pub unsafe fn announce_group(lifeline: RawFd) {
+    libc::setpgid(0, 0);
+    let mut msg = [b'g', 0, 0, 0, 0];
+    msg[1..].copy_from_slice(&libc::getpid().to_ne_bytes());
+    // Five bytes, under PIPE_BUF: written whole or not at all.
+    libc::write(lifeline, msg.as_ptr().cast(), msg.len());
 }
 
 /// Descriptors open in this process (listed from /proc where there is one).

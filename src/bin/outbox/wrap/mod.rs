@@ -123,10 +123,10 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     // keep writing after the command exited (see Watch).
     let devnull = File::open("/dev/null").map_err(|e| anyhow::anyhow!("cannot open /dev/null: {e}"))?;
 
-    let mut command = child::command(program, &cmd[1..], out_write, err_write);
     // Ends the command's group should outbox die without doing so. Forked
     // first, so that it is out of outbox's group before the command can
-    // start anything; stood down when this function returns.
+    // start anything (the command tells it its group before exec); stood
+    // down when this function returns.
     let guardian = match Guardian::start(&name) {
         Ok(g) => Some(g),
         Err(e) => {
@@ -135,6 +135,8 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
             None
         }
     };
+    let lifeline = guardian.as_ref().and_then(Guardian::lifeline);
+    let mut command = child::command(program, &cmd[1..], out_write, err_write, lifeline);
     let started = Instant::now();
     let child = match command.spawn() {
         Ok(c) => c,
@@ -148,9 +150,6 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     drop(child);
     // A second signal to outbox ends this group before outbox exits.
     interrupt::set_child_group(Some(pid));
-    if let Some(g) = &guardian {
-        g.watch(pid);
-    }
 
     let read_fds: Vec<RawFd> = reads.iter().map(|r| r.as_raw_fd()).collect();
     let mut watch = match Watch::start(pid, started, read_fds.clone(), devnull, name.clone()) {
