@@ -499,6 +499,7 @@ impl WrapFacts {
             exit_status: self.exit_status,
             killed_by_signal: self.killed_by_signal.map(i32::from),
             duration_ms: self.duration_ms,
+            timed_out: false,
         }
     }
 

@@ -1602,6 +1602,9 @@ pub(crate) fn common_fields(ctx: &crate::json::FoldContext<'_>, strategy: &str) 
         if let Some(ms) = c.duration_ms {
             f.push(Field::new("duration_ms", J::int(ms), E));
         }
+        if c.timed_out {
+            f.push(Field::new("timed_out", J::Bool(true), E));
+        }
     }
     if let Some(s) = ctx.stream {
         f.push(Field::new("stream", J::str(s), E));

@@ -7,4 +7,6 @@ pub struct CommandInfo {
     pub exit_status: Option<i32>,
     pub killed_by_signal: Option<i32>,
     pub duration_ms: Option<u64>,
+    /// `--timeout` expired and outbox ended the command's process group.
+    pub timed_out: bool,
 }

@@ -452,6 +452,9 @@ impl Session {
         if let Some(o) = &observation {
             info.extra.insert("history".into(), o.to_json());
         }
+        if command.as_ref().is_some_and(|c| c.timed_out) {
+            info.extra.insert("timed_out".into(), true.into());
+        }
         let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
             (Some(_), _, _) => None,
             (None, Some(json), _) => match json.fold(&ctx) {

@@ -45,6 +45,9 @@ pub enum StderrMode {
     Merged,
     /// Kept apart: two stored entries, two envelopes.
     Separate,
+    /// Not captured: the command writes to outbox's own stderr; only
+    /// stdout is stored and enveloped.
+    Inherit,
 }
 
 /// One run's options. `Default` is the documented behaviour of a bare

@@ -1,4 +1,8 @@
-//! SIGINT / SIGTERM handling for the ingest loop.
+//! SIGINT / SIGTERM / SIGHUP handling for the ingest loop.
+//!
+//! SIGHUP (the terminal hung up, the ssh session ended) is treated as
+//! SIGTERM: it too must leave an envelope and no temporary file. Under
+//! `nohup`, where SIGHUP is ignored on entry, it stays ignored.
 //!
 //! The first signal sets a flag; a blocking `read` on stdin returns EINTR
 //! because the handler is installed without SA_RESTART, and the reader stops
@@ -7,17 +11,25 @@
 //! the process at once, after unlinking the temporary spill files (unlink is
 //! async-signal-safe), so nothing is left behind. There is one temporary
 //! file per stream being read: two in wrap mode with `--stderr separate`.
+//! In wrap mode the second signal also sends SIGKILL to the command's
+//! process group before outbox exits, so the command does not outlive it.
 
 use std::ffi::CString;
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The wrapped command's process group, which a second signal ends; 0 for
+/// none.
+static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
 /// Slots for the temporary files a second signal removes, one per stream.
 pub const TEMP_SLOTS: usize = 2;
 static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] =
     [AtomicPtr::new(std::ptr::null_mut()), AtomicPtr::new(std::ptr::null_mut())];
 
-/// The first SIGINT/SIGTERM received, if any.
+/// The signals that interrupt a run.
+const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The first SIGINT/SIGTERM/SIGHUP received, if any.
 pub fn received() -> Option<i32> {
     match SIGNAL.load(Ordering::Relaxed) {
         0 => None,
@@ -46,7 +58,11 @@ pub fn name(sig: i32) -> String {
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst).is_err() {
-        // Second signal: end now, leaving no temporary file.
+        // Second signal: end now, leaving no temporary file and no command.
+        let group = CHILD_GROUP.load(Ordering::SeqCst);
+        if group > 0 {
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
         for slot in &TEMP_PATHS {
             let p = slot.load(Ordering::SeqCst);
             if !p.is_null() {
@@ -65,8 +81,14 @@ pub fn install() {
         sa.sa_sigaction = on_signal as *const () as usize;
         sa.sa_flags = 0; // no SA_RESTART: a blocked read returns EINTR
         libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+        for sig in HANDLED {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old);
+            if sig == libc::SIGHUP && old.sa_sigaction == libc::SIG_IGN {
+                continue; // nohup: whoever started us wants it ignored
+            }
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
@@ -87,15 +109,22 @@ pub fn set_temp_path(slot: usize, path: Option<&std::path::Path>) {
     }
 }
 
-/// Runs `f` with SIGINT and SIGTERM blocked, so threads it spawns inherit a
-/// mask that routes those signals to the reading thread.
+/// Records the wrapped command's process group (None once outbox is done
+/// with it), which a second signal ends with SIGKILL.
+pub fn set_child_group(pgid: Option<libc::pid_t>) {
+    CHILD_GROUP.store(pgid.filter(|&g| g > 0).unwrap_or(0), Ordering::SeqCst);
+}
+
+/// Runs `f` with SIGINT, SIGTERM and SIGHUP blocked, so threads it spawns
+/// inherit a mask that routes those signals to the reading thread.
 pub fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
+        for sig in HANDLED {
+            libc::sigaddset(&mut set, sig);
+        }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
         let out = f();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());

@@ -108,6 +108,34 @@ fn stdout_and_stderr_merge_in_arrival_order() {
     assert!(out.stderr.is_empty(), "nothing of the command's goes to outbox's stderr");
 }
 
+/// `--stderr inherit` (the shell wrappers' choice when the user redirected
+/// 2>): the command's stderr is outbox's own, untouched; only stdout is
+/// captured, stored and enveloped.
+#[test]
+fn stderr_inherit_leaves_stderr_alone() {
+    let store = private_store();
+    let script = "echo out; echo err >&2";
+    let mut cmd = outbox(&store, &["--stderr", "inherit", "--", "sh", "-c", script]);
+    cmd.stderr(Stdio::null()).stdout(Stdio::piped()).stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"out\n", "2>/dev/null: only stdout is printed");
+    let out = wrap(&store, &["--stderr", "inherit", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.stdout, b"out\n");
+    assert_eq!(out.stderr, b"err\n", "stderr reaches outbox's stderr as written");
+    for meta in metas_by_label(&store).values() {
+        assert_eq!(meta["bytes"], 4, "only stdout is stored: {meta}");
+    }
+    // Large output: the envelope says it holds stdout alone.
+    let out = wrap(&store, &["--stderr", "inherit", "--", "sh", "-c", "seq 1 50000; echo 'error: x' >&2"]);
+    assert_eq!(out.stderr, b"error: x\n");
+    let h = header(&out.stdout);
+    assert_eq!(h["stream"], "stdout");
+    assert_eq!(h["lines"], 50000);
+    assert_eq!(h["label"], "sh");
+}
+
 #[test]
 fn stdin_is_inherited() {
     let store = private_store();
@@ -323,13 +351,31 @@ fn separate_needs_room_for_two_envelopes() {
     assert!(out.stdout.is_empty(), "the command was not run");
 }
 
+/// A bad command line is a usage error, 2 (it used to be 1, as if outbox
+/// had failed at its work), with the usage and a line that says how.
 #[test]
 fn separate_without_a_command_is_refused() {
     let store = private_store();
-    let out = util::run_cmd(outbox(&store, &["--stderr", "separate"]), b"hello\n");
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("needs a command"), "{}", stderr(&out));
-    assert!(out.stdout.is_empty());
+    for mode in ["separate", "inherit"] {
+        let out = util::run_cmd(outbox(&store, &["--stderr", mode]), b"hello\n");
+        assert_eq!(out.status.code(), Some(2), "{mode}");
+        assert!(stderr(&out).contains("needs a command"), "{}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("outbox --stderr {mode} -- CMD")), "{}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// An invalid --signal pattern is a usage error, 2, in both modes (it was
+/// 1, and 125 in wrap mode), and the command is not run.
+#[test]
+fn an_invalid_signal_regex_is_a_usage_error() {
+    let store = private_store();
+    let out = util::run_cmd(outbox(&store, &["--signal", "(unclosed"]), b"x\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--signal is not a valid regex"), "{}", stderr(&out));
+    let out = wrap(&store, &["--signal", "(unclosed", "--", "echo", "ran"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "the command was not run");
 }
 
 #[test]
@@ -419,6 +465,103 @@ fn sigint_reaches_the_group_and_the_envelope_is_printed() {
     assert_eq!(only_meta(&store)["complete"], false);
 }
 
+/// SIGHUP (the terminal or ssh session went away) is handled as SIGTERM:
+/// forwarded to the group, an envelope of what arrived, an incomplete
+/// entry, 128+1, no temporary file. It used to kill outbox outright.
+#[test]
+fn sighup_is_forwarded_and_the_envelope_is_printed() {
+    let store = private_store();
+    let script = "trap 'echo got-hup; exit 7' HUP; seq 1 20000; while :; do sleep 0.1; done";
+    let mut child = spawn(outbox(&store, &["--", "sh", "-c", script]));
+    let t = Instant::now();
+    while temp_files(&store) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(10), "no temporary spill file appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let out = wait_with_deadline(&mut child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(129), "{}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["interrupted"], "SIGHUP");
+    assert_eq!(h["exit_status"], 7, "the command saw the signal and exited by its trap");
+    assert_eq!(only_meta(&store)["complete"], false);
+    assert_eq!(temp_files(&store), 0);
+}
+
+/// `--timeout`: the command's whole group is ended when it expires; the
+/// envelope (forced even for small output, as for an interruption) holds
+/// what arrived and says `timed_out`, the entry is kept, outbox exits 124,
+/// and nothing of the command is left running.
+#[test]
+fn timeout_ends_the_group_and_exits_124() {
+    let store = private_store();
+    let marker = "605.123";
+    let script = format!("echo start; sleep {marker}; :");
+    let t = Instant::now();
+    let out = wrap(&store, &["--timeout", "1", "--", "sh", "-c", &script]);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    eprintln!("--timeout 1: outbox returned after {took:?}");
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    let h = header(&out.stdout);
+    assert_eq!(h["timed_out"], true);
+    assert_eq!(h["killed_by_signal"], "SIGTERM");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\nstart\n"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(stderr(&out).contains("--timeout 1s"), "{}", stderr(&out));
+    let meta = only_meta(&store);
+    assert_eq!(std::fs::read(store.path().join(meta["id"].as_str().unwrap())).unwrap(), b"start\n");
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count();
+    assert_eq!(left, 0, "a process of the command is left");
+}
+
+/// A command that ignores SIGTERM gets SIGKILL after the grace; one that
+/// ends in time is not touched and keeps its status.
+#[test]
+fn timeout_escalates_to_sigkill_and_spares_a_command_that_ends_in_time() {
+    let store = private_store();
+    let t = Instant::now();
+    let out = wrap(
+        &store,
+        &["--timeout", "500ms", "--", "sh", "-c", "trap '' TERM; echo start; while :; do sleep 0.1; done"],
+    );
+    assert!(t.elapsed() < Duration::from_secs(15), "took {:?}", t.elapsed());
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    assert_eq!(header(&out.stdout)["killed_by_signal"], "SIGKILL");
+    assert!(stderr(&out).contains("SIGKILL"), "{}", stderr(&out));
+    let out = wrap(&store, &["--timeout", "1m", "--", "sh", "-c", "echo quick; exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"quick\n", "no timeout, small output passes through");
+}
+
+/// A folded JSON document's header says `timed_out` too.
+#[test]
+fn timeout_is_stated_in_a_json_fold() {
+    let store = private_store();
+    let script = "echo '{\"items\": [1, 2, 3]}'; sleep 30";
+    let out = wrap(&store, &["--format", "json", "--timeout", "300ms", "--", "sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["header"]["timed_out"], true, "{v}");
+    assert_eq!(v["header"]["item_count"], 3);
+}
+
+/// `--timeout` without a command is a usage error.
+#[test]
+fn timeout_needs_a_command() {
+    let store = private_store();
+    let out = util::run_cmd(outbox(&store, &["--timeout", "5"]), b"x\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--timeout needs a command"), "{}", stderr(&out));
+    let out = wrap(&store, &["--timeout", "soon", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn sigterm_to_a_command_that_ignores_it_escalates_to_sigkill() {
     let store = private_store();
@@ -465,8 +608,8 @@ fn a_second_signal_ends_at_once_and_leaves_no_temporary_file() {
         assert_eq!(out.status.code(), Some(130), "{mode}: {}", stderr(&out));
         assert_eq!(temps(), 0, "{mode}: temporary files left: {:?}", store.entries());
         assert!(metas_by_label(&store).is_empty(), "{mode}: no entry is kept");
-        // The command ignored SIGINT and outlives outbox, until the
-        // SIGTERM that PR_SET_PDEATHSIG asked for on outbox's death.
+        // The command ignored SIGINT; the second signal sent its group
+        // SIGKILL (faults.rs checks that it is gone).
     }
 }
 

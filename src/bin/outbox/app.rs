@@ -71,6 +71,7 @@ pub fn parse(args: impl IntoIterator<Item = std::ffi::OsString>) -> Result<(Cli,
         }
     }
     let cli = Cli::from_arg_matches(&matches)?;
+    cli.check()?;
     Ok((cli, matches))
 }
 
@@ -123,7 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             clap_mangen::Man::new(Cli::command()).render(&mut out)?;
             Ok(write_stdout(&out))
         }
-        None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap),
+        None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap, cli.timeout),
         None => outbox::session::run_stdin(&options(&cli)?),
     }
 }

@@ -7,14 +7,17 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, Harness, RunOptions, MIN_BUDGET};
 use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, RmOptions, ShowOptions, StoreEnv};
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
+use regex::bytes::Regex;
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -28,9 +31,10 @@ Examples:
 
 Exit status: 0 on success; 1 when outbox failed or the full output could not
 be kept (the envelope is still printed); in wrap mode the command's status
-(128+N for signal N), 125 when the command succeeded but outbox failed,
-126 when it could not be run, 127 when it was not found; 128+N when outbox
-itself is interrupted by signal N.";
+(128+N for signal N), 124 when --timeout expired, 125 when the command
+succeeded but outbox failed, 126 when it could not be run, 127 when it was
+not found; 128+N when outbox itself is interrupted by signal N; 2 for a bad
+command line.";
 
 /// A streaming filter that turns huge command output into a bounded,
 /// honest envelope: header, head, error lines, tail, every omission counted,
@@ -66,10 +70,41 @@ pub struct Cli {
 
     /// Wrap mode: run CMD with ARGS in its own process group, envelope its
     /// stdout and stderr (merged in the order written), and exit with its
-    /// status. SIGINT/SIGTERM are forwarded to the command's group. Commands
-    /// that read the terminal cannot be wrapped.
+    /// status. SIGINT/SIGTERM/SIGHUP are forwarded to the command's group;
+    /// should outbox be killed, a guardian process ends that group.
+    /// Commands that read the terminal cannot be wrapped.
     #[arg(last = true, value_name = "CMD [ARGS]...", allow_hyphen_values = true)]
     pub wrap: Vec<OsString>,
+
+    /// Wrap mode: end the command's whole process group when it runs
+    /// longer than DURATION (10, 10s, 500ms, 2m, 1h): SIGTERM, then SIGKILL
+    /// 2s later. The envelope covers what arrived and says "timed_out";
+    /// outbox exits 124, as GNU timeout does.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+impl Cli {
+    /// Options that need a command, refused without one (exit 2).
+    pub fn check(&self) -> Result<(), clap::Error> {
+        let usage = |msg: String| Cli::command().error(ErrorKind::MissingRequiredArgument, msg);
+        if self.command.is_some() || !self.wrap.is_empty() {
+            return Ok(());
+        }
+        if self.timeout.is_some() {
+            return Err(usage(
+                "--timeout needs a command to run: outbox --timeout DURATION -- CMD [ARGS...]".to_string(),
+            ));
+        }
+        if self.envelope.stderr != StderrMode::Merged {
+            let mode = self.envelope.stderr.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+            return Err(usage(format!(
+                "--stderr {mode} needs a command to run: outbox --stderr {mode} -- CMD [ARGS...] \
+(`CMD | outbox` reads one stream, and the command's stderr never reaches it)"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -147,6 +182,10 @@ pub enum StderrMode {
     /// pass through to their own descriptors when together they fit the
     /// budget, else stdout's envelope then stderr's, sharing the budget.
     Separate,
+    /// Leave stderr alone: the command writes to outbox's own stderr,
+    /// untouched, not captured or stored; only stdout is enveloped (for
+    /// shell wrappers when the user redirected 2>).
+    Inherit,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -158,8 +197,9 @@ pub struct EnvelopeArgs {
 
     /// Regex (Rust syntax) that marks a signal line; replaces the default
     /// case-insensitive \b(error|failed|failure|fatal|panic|exception)\b.
-    #[arg(long, value_name = "REGEX", env = "OUTBOX_SIGNAL")]
-    pub signal: Option<String>,
+    /// Compiled once, here: an invalid pattern is a usage error.
+    #[arg(long, value_name = "REGEX", value_parser = parse_signal, env = "OUTBOX_SIGNAL")]
+    pub signal: Option<Regex>,
 
     /// Number of last lines asked for in the tail (at least 1: the last line
     /// is always kept).
@@ -206,7 +246,8 @@ pub struct EnvelopeArgs {
     /// envelope and the stored copy hold them in the order they were
     /// written. separate reads them apart: a stored copy of each, and (when
     /// they do not pass through) an envelope of each, stdout's first, each
-    /// header saying its "stream"; needs --budget 2000 or more.
+    /// header saying its "stream"; needs --budget 2000 or more. inherit
+    /// leaves stderr as it is: only stdout is captured.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StderrMode::Merged)]
     pub stderr: StderrMode,
 
@@ -251,6 +292,31 @@ pub fn parse_budget(s: &str) -> Result<usize, String> {
 /// error (exit 2) like any other.
 fn parse_grep(s: &str) -> Result<regex::bytes::Regex, String> {
     regex::bytes::Regex::new(s).map_err(|e| format!("not a valid regex: {e}"))
+}
+
+pub fn parse_signal(s: &str) -> Result<Regex, String> {
+    signal::matcher(Some(s)).map_err(|e| format!("--signal is not a valid regex: {e}"))
+}
+
+/// `--timeout`: a number of seconds, or a number with a unit (ms, s, m, h);
+/// decimals allowed (1.5m). Zero would end every command at once.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("'{s}' is not a duration: write e.g. 10, 10s, 500ms, 2m or 1h")),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration: write e.g. 10, 10s, 500ms, 2m or 1h"))?;
+    let secs = n * scale;
+    if secs <= 0.0 || !secs.is_finite() {
+        return Err("a timeout of 0 would end the command at once: use more than 0".into());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is too long"))
 }
 
 pub fn parse_tail(s: &str) -> Result<usize, String> {
@@ -506,8 +572,10 @@ impl EnvelopeArgs {
     /// label decoded.
     pub fn options(&self) -> anyhow::Result<RunOptions> {
         let harness = self.harness.map_or(Harness::None, HarnessArg::harness);
-        let signal = signal::matcher(self.signal.as_deref())
-            .map_err(|e| anyhow::anyhow!("--signal is not a valid regex: {e}"))?;
+        let signal = match &self.signal {
+            Some(compiled) => compiled.clone(),
+            None => signal::matcher(None).map_err(|e| anyhow::anyhow!("the default --signal pattern: {e}"))?,
+        };
         Ok(RunOptions {
             label: self.label.as_ref().map(|l| l.to_string_lossy().into_owned()),
             // The caller fills this in from the environment (app.rs).
@@ -536,6 +604,7 @@ impl EnvelopeArgs {
             stderr: match self.stderr {
                 StderrMode::Merged => session::StderrMode::Merged,
                 StderrMode::Separate => session::StderrMode::Separate,
+                StderrMode::Inherit => session::StderrMode::Inherit,
             },
             progress: self.progress,
             mmap: self.mmap,
@@ -598,6 +667,36 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn usage_errors_are_clap_errors() {
+        let err =
+            |args: &[&str]| crate::app::parse(["outbox"].iter().chain(args).map(std::ffi::OsString::from)).unwrap_err();
+        assert!(err(&["--stderr", "separate"]).to_string().contains("needs a command"));
+        assert!(err(&["--stderr", "inherit"]).to_string().contains("outbox --stderr inherit -- CMD"));
+        assert!(err(&["--signal", "(x"]).to_string().contains("--signal is not a valid regex"));
+        assert!(
+            crate::app::parse(["outbox", "--stderr", "separate", "--", "true"].map(std::ffi::OsString::from)).is_ok()
+        );
+        assert!(crate::app::parse(["outbox", "--stderr", "merged"].map(std::ffi::OsString::from)).is_ok());
+    }
+
+    #[test]
+    fn durations() {
+        let ok = |s: &str| parse_duration(s).unwrap();
+        assert_eq!(ok("10"), Duration::from_secs(10));
+        assert_eq!(ok("10s"), Duration::from_secs(10));
+        assert_eq!(ok("500ms"), Duration::from_millis(500));
+        assert_eq!(ok("2m"), Duration::from_secs(120));
+        assert_eq!(ok("1h"), Duration::from_secs(3600));
+        assert_eq!(ok("1.5s"), Duration::from_millis(1500));
+        for bad in ["", "0", "0s", "-1", "1d", "s", "1.2.3", "10 sec", "1e3"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        let err = crate::app::parse(["outbox", "--timeout", "5"].map(std::ffi::OsString::from)).unwrap_err();
+        assert!(err.to_string().contains("--timeout needs a command"), "{err}");
+        assert!(crate::app::parse(["outbox", "--timeout", "5", "--", "true"].map(std::ffi::OsString::from)).is_ok());
     }
 
     #[test]

@@ -125,7 +125,7 @@ impl Config {
             e.head_budget = v.parse().expect("checked when loaded");
         }
         if let Some(v) = self.get("signal").filter(|_| defaulted(matches, "signal")) {
-            e.signal = Some(v.to_string());
+            e.signal = Some(cli::parse_signal(v).expect("checked when loaded"));
         }
         if let Some(v) = self.get("harness").filter(|_| defaulted(matches, "harness")) {
             e.harness = Some(<cli::HarnessArg as clap::ValueEnum>::from_str(v, false).expect("checked when loaded"));
@@ -178,7 +178,7 @@ fn effective(cli: &Cli, key: &str) -> Option<String> {
         "tail" => Some(e.tail.to_string()),
         "tail_budget" => Some(e.tail_budget.to_string()),
         "head_budget" => Some(e.head_budget.to_string()),
-        "signal" => e.signal.clone(),
+        "signal" => e.signal.as_ref().map(|r| r.as_str().to_string()),
         "harness" => Some(harness.name().to_string()),
         "boundary" => e.boundary.map(|b| b.to_string()).or_else(|| {
             Some(match harness.boundary() {
