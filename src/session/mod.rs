@@ -449,7 +449,7 @@ impl Session {
                 }
             }
         });
-        if let Some(o) = &observation {
+        if let Some(o) = observation.as_ref().filter(|o| o.change.is_some() || o.trend.is_some()) {
             info.extra.insert("history".into(), o.to_json());
         }
         if command.as_ref().is_some_and(|c| c.timed_out) {

@@ -351,3 +351,27 @@ fn stderr_redirections_are_kept() {
         assert!(!err.contains("nonexistent"), "{ctx}");
     }
 }
+
+/// End to end with the real binary: a wrapped command whose stderr the user
+/// redirected keeps that redirection (`--stderr inherit`), and its status.
+#[test]
+fn a_redirected_stderr_stays_where_the_user_sent_it() {
+    let fx = Fixture::new();
+    for shell in ["bash", "zsh"] {
+        if Command::new(shell).arg("-c").arg("exit 0").output().is_err() {
+            continue;
+        }
+        let out = fx.run(
+            shell,
+            Some("1"),
+            "grep match big.txt no-such-file-here 2>/dev/null; echo \"status $?\"\n\
+             grep match big.txt no-such-file-here 2>err.txt >/dev/null; echo \"status $?\"\n",
+        );
+        let s = text(&out);
+        assert!(is_envelope(&out), "{shell}: the big output is still enveloped: {s}");
+        assert!(!s.contains("No such file"), "{shell}: grep's error went to /dev/null, not the envelope: {s}");
+        assert_eq!(s.matches("status 2").count(), 2, "{shell}: grep's status is kept: {s}");
+        let err = std::fs::read_to_string(fx.dir.path().join("err.txt")).unwrap();
+        assert!(err.contains("no-such-file-here"), "{shell}: 2>err.txt got grep's error: {err:?}");
+    }
+}
