@@ -214,7 +214,7 @@ pub(crate) fn miss_message(q: &str, miss: Miss, store: &Path) -> anyhow::Error {
 }
 
 /// `outbox show`: the original exactly, or some of its lines, after
-/// checking that its bytes still hash to its id (see [`verify`]).
+/// checking that its bytes still hash to its id (see `verify`).
 pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
     let q = args.id.as_str();
     let path = env.dir()?.to_path_buf();
