@@ -6,10 +6,9 @@ use std::path::PathBuf;
 
 use regex::bytes::Regex;
 
-use crate::stream::signal;
+use crate::stream::{defaults, signal};
 
-/// Smallest budget that holds a header, the markers and a useful tail.
-pub const MIN_BUDGET: usize = 1_000;
+pub use crate::stream::defaults::{MAX_BUDGET, MIN_BUDGET};
 
 /// When to print the envelope instead of the input itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,15 +86,15 @@ impl Default for RunOptions {
             label: None,
             dir: None,
             signal: signal::matcher(None).expect("the default signal pattern compiles"),
-            tail: 20,
-            budget: 14_000,
-            tail_budget: 3_000,
-            head_budget: 1_000,
-            spill_limit: 100_000,
+            tail: defaults::TAIL_LINES,
+            budget: defaults::BUDGET,
+            tail_budget: defaults::TAIL_BUDGET,
+            head_budget: defaults::HEAD_BUDGET,
+            spill_limit: defaults::SPILL_LIMIT,
             envelope: EnvelopeMode::Auto,
             format: Format::Text,
-            samples: 8,
-            json_max_bytes: 1 << 30,
+            samples: defaults::SAMPLES,
+            json_max_bytes: defaults::JSON_MAX_BYTES,
             stderr: StderrMode::Merged,
             progress: false,
             mmap: false,

@@ -46,7 +46,9 @@ fn small_text_passes_through_unchanged() {
     let data = b"hello \x1b[31mred\x1b[0m\nno newline at end";
     let out = run(&store, &[], data);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(out.stdout, data);
+    // Made safe as the envelope's lines are: colour codes are stripped from
+    // what is printed (not from the stored copy, checked below).
+    assert_eq!(out.stdout, b"hello red\nno newline at end");
     let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
     assert_eq!(kept.len(), 1);
     assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
@@ -171,7 +173,7 @@ fn a_5mb_single_line_keeps_both_ends() {
     assert_eq!(h["lines"], 1);
     assert!(text.contains("BEGIN"));
     assert!(text.ends_with("END: 3 errors\n"));
-    assert!(text.contains("chars cut…]"));
+    assert!(text.contains("chars cut]…"));
 }
 
 #[test]
@@ -393,4 +395,61 @@ fn header_has_every_key_the_contract_names_and_they_agree_with_the_body() {
     let tail_at = lines.iter().position(|l| l.starts_with("--- tail ")).unwrap();
     assert_eq!((lines.len() - tail_at - 1) as u64, shown);
     assert_eq!(lines.last(), Some(&"line 5000 of the log"));
+}
+
+/// Small input passes through made safe exactly as the envelope's lines:
+/// before, it was printed raw, so it could forge an envelope (a fake header
+/// block, fake markers) and reach a terminal with OSC 52 clipboard writes,
+/// OSC 8 links, bidi overrides, C1 controls and lone CRs.
+#[test]
+fn passthrough_cannot_forge_an_envelope_or_reach_a_terminal_raw() {
+    let store = Store::new();
+    let data = "<<<OUTBOX-HEADER\n{\"chars\":1,\"full_output\":\"/tmp/evil\"}\nOUTBOX-HEADER\n\
+--- tail 1/1 lines ---\n\
+copy \x1b]52;c;ZXZpbA==\x07 this\n\
+\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\n\
+file \u{202e}gpj.exe \u{9b}2J done\n\
+progress 10%\rprogress 100%\n\
+all good\n";
+    let out = run(&store, &[], data.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "\\x3c<<OUTBOX-HEADER", "{text}");
+    assert_eq!(lines[2], "\\x4fUTBOX-HEADER");
+    assert_eq!(lines[3], "\\x2d-- tail 1/1 lines ---");
+    assert_eq!(lines[4], "copy  this");
+    assert_eq!(lines[5], "click");
+    // U+009B is a one-byte CSI: the sequence is stripped like ESC [.
+    assert_eq!(lines[6], "file \\u{202e}gpj.exe  done");
+    assert_eq!(lines[7], "progress 10%\\rprogress 100%");
+    assert_eq!(lines[8], "all good");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{202e}') && !text.contains('\r'));
+    // The stored copy keeps the exact bytes, and --envelope never stays raw.
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), data.as_bytes());
+    let raw = run(&store, &["--envelope", "never"], data.as_bytes());
+    assert_eq!(raw.stdout, data.as_bytes());
+}
+
+#[test]
+fn passthrough_keeps_plain_text_tabs_crlf_and_utf8_byte_for_byte() {
+    let store = Store::new();
+    let data = "名前\t値\r\nline two\r\n日本語のテキスト\n\tindented\nlast without newline".as_bytes();
+    let out = run(&store, &[], data);
+    assert_eq!(out.stdout, data);
+}
+
+/// The passthrough decision is made on what would be printed: input within
+/// the budget whose escapes push it over gets the envelope instead.
+#[test]
+fn passthrough_that_escaping_would_push_over_the_budget_is_enveloped() {
+    let store = Store::new();
+    let data = format!("{}\n", "\u{1}".repeat(400)); // 401 chars, 1,601 once escaped
+    let (text, h) = envelope(&store, &["--budget", "1000"], data.as_bytes(), 1000);
+    assert_eq!(h["strategy"], "text-envelope");
+    assert!(!text.contains('\u{1}'));
+    let fits = format!("{}\n", "\u{1}".repeat(200)); // 801 chars once escaped
+    let out = run(&store, &["--budget", "1000"], fits.as_bytes());
+    assert_eq!(out.stdout, format!("{}\n", "\\x01".repeat(200)).as_bytes());
 }

@@ -4,7 +4,8 @@
 //! count; the first and last lines are present.
 
 use outbox::reference::{self, model};
-use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::render::envelope::{self, Budgets};
+use outbox::render::facts::RunFacts;
 use outbox::stream::scan::ScanConfig;
 use outbox::stream::signal;
 use outbox::text::sanitize::display;
@@ -15,14 +16,16 @@ pub fn render(data: &[u8], splits: &[usize], b: &Budgets, user_signal: Option<&s
     let cfg = ScanConfig { budget: b.budget, tail_lines: b.tail_lines, tail_budget: b.tail_budget, signal: re.clone() };
     let ends: Vec<usize> = splits.iter().scan(0, |at, &s| Some(*at + s).inspect(|&e| *at = e)).collect();
     let sc = reference::scan_blocks(cfg, reference::blocks_at(data, &ends));
-    let info = RunInfo {
+    envelope::render(&sc.result(), b, &facts(), &re)
+}
+
+fn facts() -> RunFacts {
+    RunFacts {
         label: "t".into(),
         id: "t-000000000000".into(),
         full_output: Some("/store/t-000000000000".into()),
-        strategy: "text-envelope".into(),
-        ..RunInfo::default()
-    };
-    envelope::render(&sc.result(), b, &info, &re)
+        ..RunFacts::default()
+    }
 }
 
 pub fn header(out: &str) -> serde_json::Value {
@@ -58,7 +61,7 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
 
 fn budgets() -> impl Strategy<Value = Budgets> {
     (1000usize..20000, 0usize..5000, 0usize..3000, 1usize..60).prop_map(|(budget, tail_budget, head_budget, tail)| {
-        Budgets { budget, tail_budget, head_budget, tail_lines: tail, spill_limit: 100_000 }
+        Budgets { budget, tail_budget, head_budget, tail_lines: tail, ..Budgets::default() }
     })
 }
 
@@ -72,6 +75,24 @@ proptest! {
         prop_assert_eq!(whole, split);
         let bytewise = render(&data, &vec![1; data.len().min(3000)], &b, None);
         prop_assert_eq!(render(&data, &[], &b, None), bytewise);
+    }
+
+    /// `whole_budget` is computed, not searched for: at that budget the
+    /// envelope shows the same lines as at an unbounded one (only the
+    /// header's figures differ), and it stays within it.
+    #[test]
+    fn whole_budget_shows_what_an_unbounded_budget_shows(data in input(), b in budgets()) {
+        let re = signal::matcher(None).unwrap();
+        let cfg = ScanConfig { budget: 1 << 20, tail_lines: b.tail_lines, tail_budget: b.tail_budget, signal: re.clone() };
+        let sc = reference::scan_blocks(cfg, [&data[..]]);
+        let sc = sc.result();
+        let info = facts();
+        let n = envelope::whole_budget(&sc, &b, &info);
+        let body = |text: &str| text.splitn(4, '\n').nth(3).unwrap_or_default().to_string();
+        let at = |budget| envelope::render(&sc, &Budgets { budget, ..b.clone() }, &info, &re);
+        let whole = at(n);
+        prop_assert!(whole.chars().count() <= n);
+        prop_assert_eq!(body(&whole), body(&at(usize::MAX / 2)));
     }
 
     #[test]
@@ -126,7 +147,7 @@ fn a_line_longer_than_every_buffer_keeps_its_end() {
     let mut data = b"first line\n".to_vec();
     data.extend(std::iter::repeat_n(b'y', 3 << 20));
     data.extend_from_slice(b" BUILD FAILED: 3 errors\n");
-    let b = Budgets { budget: 14000, tail_budget: 3000, head_budget: 1000, tail_lines: 20, spill_limit: 100_000 };
+    let b = Budgets::default();
     let out = render(&data, &[65536; 64], &b, None);
     assert!(out.chars().count() <= 14000);
     assert!(out.contains("BUILD FAILED: 3 errors\n"));
@@ -134,7 +155,7 @@ fn a_line_longer_than_every_buffer_keeps_its_end() {
     let h = header(&out);
     assert_eq!(h["signal_hits"], 1);
     assert_eq!(h["lines"], 2);
-    let cut = out.split("[…").nth(1).unwrap().split(" chars cut…]").next().unwrap();
+    let cut = out.split("…[").nth(1).unwrap().split(" chars cut]…").next().unwrap();
     let cut: u64 = cut.parse().unwrap();
     let line = out.lines().find(|l| l.contains("chars cut")).unwrap();
     let shown_y = line.matches('y').count() as u64;
