@@ -22,7 +22,7 @@ use crate::stream::ingest::{self, BlockSink, Ingest};
 use crate::stream::input::Reader;
 use crate::stream::scan::{ScanConfig, Scanner};
 use crate::stream::spill::SpillTarget;
-pub use options::{EnvelopeMode, Format, RunOptions, StderrMode, MAX_BUDGET, MIN_BUDGET};
+pub use options::{EnvelopeMode, Format, RunOptions, StderrMode, MIN_BUDGET};
 
 pub use crate::render::facts::{CommandInfo, RunFacts, Strategy, Stream};
 

@@ -8,7 +8,7 @@ use regex::bytes::Regex;
 
 use crate::stream::{defaults, signal};
 
-pub use crate::stream::defaults::{MAX_BUDGET, MIN_BUDGET};
+pub use crate::stream::defaults::MIN_BUDGET;
 
 /// When to print the envelope instead of the input itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

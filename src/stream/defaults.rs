@@ -19,7 +19,3 @@ pub const SAMPLES: usize = 8;
 pub const JSON_MAX_BYTES: u64 = 1 << 30;
 /// Smallest budget that holds a header, the markers and a useful tail.
 pub const MIN_BUDGET: usize = 1_000;
-/// Largest budget accepted: far beyond any output anyone reads, and small
-/// enough that every arena sized from it (4 bytes a character, twice over)
-/// is computed without overflow on any platform outbox runs on.
-pub const MAX_BUDGET: usize = 1 << 40;

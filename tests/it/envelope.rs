@@ -453,3 +453,91 @@ fn passthrough_that_escaping_would_push_over_the_budget_is_enveloped() {
     let out = run(&store, &["--budget", "1000"], fits.as_bytes());
     assert_eq!(out.stdout, format!("{}\n", "\\x01".repeat(200)).as_bytes());
 }
+
+/// A store directory nested `depth` levels of 100-char names deep.
+fn deep_dir(store: &Store, depth: usize) -> std::path::PathBuf {
+    let mut d = store.path().to_path_buf();
+    for i in 0..depth {
+        d.push(format!("{i}{}", "d".repeat(99)));
+    }
+    d
+}
+
+/// A long store path used to break the budget (a 500-char path at
+/// `--budget 1000` printed 1,051 chars) and the JSON header cut it to 300
+/// chars in the middle, printing a path that does not exist. Now both print
+/// the real path, within the budget the header states, raised from
+/// `--budget` only as far as the path needs (and said on stderr).
+#[test]
+fn long_store_paths_are_printed_whole_within_the_stated_budget() {
+    let store = Store::new();
+    let text: Vec<u8> = (1..=5000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    let json: Vec<u8> =
+        format!("[{}]", (0..2000).map(|i| format!("{{\"id\":{i}}}")).collect::<Vec<_>>().join(",")).into_bytes();
+    for depth in [4, 9] {
+        let dir = deep_dir(&store, depth);
+        let dir_arg = dir.to_str().unwrap();
+        assert!(dir_arg.len() > 400 + 500 * (depth / 9), "{}", dir_arg.len());
+        for (args, data) in [(vec!["--budget", "1000"], &text), (vec!["--budget", "1000", "--format", "json"], &json)] {
+            let mut all = vec!["--dir", dir_arg];
+            all.extend(args.iter().copied());
+            let out = run(&store, &all, data);
+            assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+            let printed = String::from_utf8(out.stdout.clone()).unwrap();
+            let h: serde_json::Value = match printed.strip_prefix("<<<OUTBOX-HEADER\n") {
+                Some(rest) => serde_json::from_str(rest.lines().next().unwrap()).unwrap(),
+                None => serde_json::from_str::<serde_json::Value>(&printed).unwrap()["header"].clone(),
+            };
+            let path = h["full_output"].as_str().expect("a path");
+            assert!(std::path::Path::new(path).is_file(), "full_output {path} does not exist");
+            assert_eq!(std::fs::read(path).unwrap(), *data);
+            let budget = h["budget"].as_u64().unwrap() as usize;
+            assert!(chars(&out.stdout) <= budget, "{} chars > stated budget {budget}", chars(&out.stdout));
+            if depth == 9 {
+                assert!(budget > 1000, "a 900-char path does not fit 1,000");
+                assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("uses a budget of {budget}")));
+            }
+        }
+    }
+}
+
+/// A store path that is not UTF-8 cannot be printed as `full_output`: such
+/// a store is refused like an unusable one (it used to print a lossy path
+/// that does not exist).
+#[test]
+fn a_store_path_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let store = Store::new();
+    let dir = store.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let mut cmd = Command::new(util::bin());
+    cmd.arg("--dir").arg(&dir).arg("--envelope").arg("always");
+    let out = util::run_cmd(cmd, b"hello\n");
+    assert_eq!(out.status.code(), Some(1));
+    let h = header(&out.stdout);
+    assert!(h["full_output"].is_null());
+    assert!(h["spill_error"].as_str().unwrap().contains("not valid UTF-8"), "{h}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
+}
+
+/// A budget of 2^62 or more wrapped the head arena (4 bytes a char) to a
+/// few bytes, so small input was no longer passed through.
+#[test]
+fn a_huge_budget_still_passes_small_input_through() {
+    let store = Store::new();
+    for budget in ["4611686018427387904", "18446744073709551615"] {
+        let out = run(&store, &["--budget", budget], b"hello\nworld\n");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.stdout, b"hello\nworld\n", "--budget {budget}");
+    }
+}
+
+/// `--signal` anchors end a line only at `\n` (a `\r` belongs to the
+/// terminator only before it): `^error` used to match after a lone CR.
+#[test]
+fn signal_anchors_do_not_treat_a_lone_cr_as_a_line_end() {
+    let store = Store::new();
+    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "^error"], b"a\rerror\nok\n", 14000);
+    assert_eq!(h["signal_hits"], 0, "{h}");
+    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "error$"], b"ok\r\nerror\r\nend\r\n", 14000);
+    assert_eq!(h["signal_hits"], 1, "{h}");
+}
