@@ -933,17 +933,17 @@ pub fn run_show(args: &ShowOptions, dir: Option<&Path>) -> anyhow::Result<ExitCo
         ),
         MetaState::Ok(m) if !m.complete => {
             let by = m.interrupted_by.as_deref().map(|s| format!(" by {}", shown(s))).unwrap_or_default();
-            eprintln!(
-                "outbox: warning: entry {id} is incomplete: it holds only what arrived before the run was \
+            crate::say!(
+                "warning: entry {id} is incomplete: it holds only what arrived before the run was \
                  interrupted{by}; re-run the source command for the whole output"
             );
         }
         MetaState::Ok(_) => {}
         MetaState::Missing => {
-            eprintln!("outbox: warning: entry {id} has no metadata, so it is unknown whether it is complete")
+            crate::say!("warning: entry {id} has no metadata, so it is unknown whether it is complete")
         }
-        MetaState::Invalid(why) => eprintln!(
-            "outbox: warning: the metadata of entry {id} is unusable ({}), so it is unknown whether it is complete",
+        MetaState::Invalid(why) => crate::say!(
+            "warning: the metadata of entry {id} is unusable ({}), so it is unknown whether it is complete",
             shown(why)
         ),
     }
@@ -990,7 +990,7 @@ pub fn run_show(args: &ShowOptions, dir: Option<&Path>) -> anyhow::Result<ExitCo
 fn lines_problem(id: &str, args: &ShowOptions, range: LineRange, d: LinesDone) -> Option<String> {
     let total = d.total?;
     if total == 0 && range.first == 1 {
-        eprintln!("outbox: note: entry {id} is empty");
+        crate::say!("note: entry {id} is empty");
         return None;
     }
     if range.first > total {
@@ -1000,10 +1000,10 @@ fn lines_problem(id: &str, args: &ShowOptions, range: LineRange, d: LinesDone) -
         ));
     }
     if range.last.is_some_and(|l| l > total) {
-        eprintln!("outbox: note: entry {id} has {total} line{}; showing lines {}:{total}", plural(total), range.first);
+        crate::say!("note: entry {id} has {total} line{}; showing lines {}:{total}", plural(total), range.first);
     }
     if args.grep.is_some() && d.printed == 0 {
-        eprintln!("outbox: note: no line of entry {id} matches the --grep pattern");
+        crate::say!("note: no line of entry {id} matches the --grep pattern");
     }
     None
 }
@@ -1470,7 +1470,7 @@ pub fn run_gc(args: &GcOptions, dir: Option<&Path>) -> anyhow::Result<ExitCode> 
         }
     };
     for f in &report.failures {
-        eprintln!("outbox: {f}");
+        crate::say!("{f}");
     }
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());

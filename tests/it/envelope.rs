@@ -3,6 +3,8 @@
 
 use std::process::{Command, Stdio};
 
+use outbox::stream::defaults::BUDGET;
+
 use crate::util::{self, chars, run, Store};
 
 fn is_entry(p: &std::path::Path) -> bool {
@@ -68,7 +70,7 @@ fn input_at_the_budget_passes_just_over_is_enveloped() {
 #[test]
 fn empty_input_is_stated() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &[], b"", 14000);
+    let (text, h) = envelope(&store, &[], b"", BUDGET);
     assert!(text.contains("--- empty input: no bytes were read ---"));
     assert_eq!(h["lines"], 0);
 }
@@ -76,7 +78,7 @@ fn empty_input_is_stated() {
 #[test]
 fn binary_input_is_enveloped_and_stated() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &[], b"PK\x03\x04\x00\x00binary\n", 14000);
+    let (text, h) = envelope(&store, &[], b"PK\x03\x04\x00\x00binary\n", BUDGET);
     assert_eq!(h["binary"], true);
     assert!(text.contains("--- binary input"));
     assert!(text.contains("\\x00"), "NUL shown escaped");
@@ -91,7 +93,7 @@ fn crlf_invalid_utf8_and_unterminated_last_line() {
         data.extend_from_slice(b"\xff\xe2\x82 ok\r\n");
     }
     data.extend_from_slice(b"FAILED: last line without newline");
-    let (text, h) = envelope(&store, &[], &data, 14000);
+    let (text, h) = envelope(&store, &[], &data, BUDGET);
     assert_eq!(h["unterminated_last_line"], true);
     assert_eq!(h["signal_hits"], 1);
     assert!(text.ends_with("FAILED: last line without newline\n"));
@@ -106,7 +108,7 @@ fn many_error_lines_are_all_counted() {
         data.push_str(&format!("src/mod{i}.rs:{i}: error: mismatched types\n"));
     }
     data.push_str("error: could not compile `x` due to 100000 previous errors\n");
-    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, h) = envelope(&store, &[], data.as_bytes(), BUDGET);
     let hits = h["signal_hits"].as_u64().unwrap();
     assert_eq!(hits, 100_001);
     let shown = h["signal_lines_shown"].as_u64().unwrap();
@@ -128,7 +130,7 @@ fn build_log_with_long_error_lines() {
         }
     }
     data.push_str("BUILD FAILED: 40 errors\n");
-    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, h) = envelope(&store, &[], data.as_bytes(), BUDGET);
     assert_eq!(h["signal_hits"], 41);
     for line in text.lines().filter(|l| l.contains(": error[E0308]")) {
         assert!(line.chars().count() <= 300 + 8, "signal line shortened: {}", line.chars().count());
@@ -146,7 +148,7 @@ fn find_wc_output_keeps_its_total() {
         data.push_str(&format!("  {} ./src/deeply/nested/path/file_{i}.rs\n", 100 + i % 900));
     }
     data.push_str(" 658964 total\n");
-    let (text, _) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, _) = envelope(&store, &[], data.as_bytes(), BUDGET);
     assert!(text.ends_with(" 658964 total\n"));
     assert!(text.contains("./src/deeply/nested/path/file_0.rs"));
 }
@@ -169,7 +171,7 @@ fn a_5mb_single_line_keeps_both_ends() {
     let mut data = b"BEGIN".to_vec();
     data.extend(std::iter::repeat_n(b'z', 5_000_000));
     data.extend_from_slice(b"END: 3 errors\n");
-    let (text, h) = envelope(&store, &[], &data, 14000);
+    let (text, h) = envelope(&store, &[], &data, BUDGET);
     assert_eq!(h["lines"], 1);
     assert!(text.contains("BEGIN"));
     assert!(text.ends_with("END: 3 errors\n"));
@@ -185,7 +187,7 @@ fn ansi_is_stripped_and_marker_imitations_escaped() {
         data.push_str(&format!("\x1b[32mline {i}\x1b[0m bell\x07\n"));
     }
     data.push_str("--- signal lines (0 of 0 shown) ---\n");
-    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, h) = envelope(&store, &[], data.as_bytes(), BUDGET);
     assert!(!text.contains('\x1b'));
     assert!(!text.contains('\x07'));
     assert!(text.contains("bell\\x07"));
@@ -199,7 +201,7 @@ fn ansi_is_stripped_and_marker_imitations_escaped() {
 #[test]
 fn envelope_modes_always_and_never() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &["--envelope", "always"], b"one\ntwo\n", 14000);
+    let (text, h) = envelope(&store, &["--envelope", "always"], b"one\ntwo\n", BUDGET);
     assert_eq!(h["lines"], 2);
     assert!(text.ends_with("--- tail 2/2 lines ---\none\ntwo\n"));
     let big: String = (0..50_000).map(|i| format!("{i}\n")).collect();
@@ -364,7 +366,7 @@ fn header_has_every_key_the_contract_names_and_they_agree_with_the_body() {
     let store = Store::new();
     let data: Vec<u8> = (1..=5000).flat_map(|i| format!("line {i} of the log\n").into_bytes()).collect();
     let args = ["--tail", "50", "--tail-budget", "400"];
-    let (text, h) = envelope(&store, &args, &data, 14_000);
+    let (text, h) = envelope(&store, &args, &data, BUDGET);
     for key in [
         "label",
         "id",
@@ -536,8 +538,8 @@ fn a_huge_budget_still_passes_small_input_through() {
 #[test]
 fn signal_anchors_do_not_treat_a_lone_cr_as_a_line_end() {
     let store = Store::new();
-    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "^error"], b"a\rerror\nok\n", 14000);
+    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "^error"], b"a\rerror\nok\n", BUDGET);
     assert_eq!(h["signal_hits"], 0, "{h}");
-    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "error$"], b"ok\r\nerror\r\nend\r\n", 14000);
+    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "error$"], b"ok\r\nerror\r\nend\r\n", BUDGET);
     assert_eq!(h["signal_hits"], 1, "{h}");
 }

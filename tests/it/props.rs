@@ -149,7 +149,7 @@ fn a_line_longer_than_every_buffer_keeps_its_end() {
     data.extend_from_slice(b" BUILD FAILED: 3 errors\n");
     let b = Budgets::default();
     let out = render(&data, &[65536; 64], &b, None);
-    assert!(out.chars().count() <= 14000);
+    assert!(out.chars().count() <= b.budget);
     assert!(out.contains("BUILD FAILED: 3 errors\n"));
     assert!(out.contains("first line\n"));
     let h = header(&out);
@@ -160,4 +160,31 @@ fn a_line_longer_than_every_buffer_keeps_its_end() {
     let line = out.lines().find(|l| l.contains("chars cut")).unwrap();
     let shown_y = line.matches('y').count() as u64;
     assert_eq!(cut + shown_y, 3 << 20, "cut + shown = the line's chars");
+}
+
+/// One list of characters unsafe to print (`sanitize::is_unsafe_char`): the
+/// JSON folds escape exactly those (their escaper works on bytes for
+/// speed), the text envelope's lines and header too.
+#[test]
+fn every_printer_escapes_the_one_list_of_unsafe_characters() {
+    use outbox::stream::ingest::BlockSink;
+    use outbox::text::sanitize::is_unsafe_char;
+    let ranges = [0u32..0x300, 0x600..0x700, 0x2000..0x2100, 0xfe00..0xff00];
+    for c in ranges.into_iter().flatten().filter_map(char::from_u32) {
+        if matches!(c, '"' | '\\') {
+            continue;
+        }
+        let doc = serde_json::to_string(&vec![format!("a{c}b")]).unwrap();
+        let mut col = outbox::json::JsonCollector::new(1 << 20);
+        col.feed(doc.as_bytes());
+        let out = col.fold(&reference::fold_context(4000)).expect("folds");
+        assert_eq!(!out.contains(&format!("a{c}b")), is_unsafe_char(c), "JSON fold and U+{:04X}", c as u32);
+        let shown = display(format!("a{c}b").as_bytes()).text;
+        assert_eq!(
+            shown != format!("a{c}b") && c != '\t',
+            is_unsafe_char(c) && c != '\t',
+            "line and U+{:04X}",
+            c as u32
+        );
+    }
 }

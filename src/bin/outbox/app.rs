@@ -21,9 +21,9 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("outbox: error: {e}");
+            outbox::say!("error: {e}");
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                outbox::text::stderr::say_raw(format_args!("  caused by: {cause}"));
             }
             // In wrap mode a failure of outbox itself is 125 (as GNU timeout).
             ExitCode::from(if wrapping { 125 } else { 1 })

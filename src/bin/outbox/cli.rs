@@ -13,6 +13,7 @@ use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, RunOptions, MIN_BUDGET};
 use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, ShowOptions};
+use outbox::stream::defaults;
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
 
@@ -143,24 +144,24 @@ pub struct EnvelopeArgs {
 
     /// Number of last lines asked for in the tail (at least 1: the last line
     /// is always kept).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_tail)]
+    #[arg(long, value_name = "N", default_value_t = defaults::TAIL_LINES, value_parser = parse_tail)]
     pub tail: usize,
 
     /// Total characters the output may use, header and markers included.
-    #[arg(long, value_name = "CHARS", default_value_t = 14_000, value_parser = parse_budget)]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::BUDGET, value_parser = parse_budget)]
     pub budget: usize,
 
     /// Characters reserved first for the tail block.
-    #[arg(long, value_name = "CHARS", default_value_t = 3_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::TAIL_BUDGET)]
     pub tail_budget: usize,
 
     /// Characters reserved for the head block before signal lines are
     /// placed; what signal lines leave over extends the head.
-    #[arg(long, value_name = "CHARS", default_value_t = 1_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::HEAD_BUDGET)]
     pub head_budget: usize,
 
     /// Size against which the header's spill_ratio_chars is computed.
-    #[arg(long, value_name = "CHARS", default_value_t = 100_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::SPILL_LIMIT)]
     pub spill_limit: u64,
 
     /// auto: small text passes through unchanged; always: envelope even
@@ -173,7 +174,7 @@ pub struct EnvelopeArgs {
     pub format: Format,
 
     /// JSON: number of whole items kept as samples.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = defaults::SAMPLES)]
     pub samples: usize,
 
     /// JSON: largest document read into memory for folding (K/M/G

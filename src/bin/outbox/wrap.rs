@@ -206,20 +206,20 @@ pub fn run(args: &RunOptions, cmd: &[OsString]) -> anyhow::Result<u8> {
     });
     let waited = watch.wait_for_exit(pid, started, stopped_by, keep);
     if ingests.iter().any(|(_, cut_off)| *cut_off) {
-        eprintln!(
-            "outbox: note: {name} exited, but a background process it started kept writing to its output; \
+        outbox::say!(
+            "note: {name} exited, but a background process it started kept writing to its output; \
 stopped reading {}s after the exit (later output is not kept)",
             AFTER_EXIT_CAP.as_secs()
         );
     } else if ingests.iter().any(|(i, _)| i.stop == Some(Stop::Requested)) {
-        eprintln!(
-            "outbox: note: {name} exited, but a background process it started still holds its output open; \
+        outbox::say!(
+            "note: {name} exited, but a background process it started still holds its output open; \
 stopped reading once the output was quiet"
         );
     }
     if waited.discarded > 0 {
-        eprintln!(
-            "outbox: {} bytes that {name} wrote after the interruption are not in the envelope or the stored copy",
+        outbox::say!(
+            "{} bytes that {name} wrote after the interruption are not in the envelope or the stored copy",
             waited.discarded
         );
     }
@@ -231,7 +231,7 @@ stopped reading once the output was quiet"
             (None, None) => (None, None),
         },
         Some(Err(e)) => {
-            eprintln!("outbox: cannot learn how {name} exited: {e}");
+            outbox::say!("cannot learn how {name} exited: {e}");
             (None, None)
         }
         None => (None, None),
@@ -315,21 +315,19 @@ fn spawn_failure(program: &OsStr, name: &str, e: &io::Error) -> u8 {
     let has_slash = program.to_string_lossy().contains('/');
     match e.kind() {
         io::ErrorKind::NotFound if has_slash && Path::new(program).exists() => {
-            eprintln!("outbox: {name}: cannot run it: {e} (is its #! interpreter installed?)");
+            outbox::say!("{name}: cannot run it: {e} (is its #! interpreter installed?)");
             126
         }
         io::ErrorKind::NotFound => {
-            eprintln!("outbox: {name}: command not found");
+            outbox::say!("{name}: command not found");
             127
         }
         io::ErrorKind::PermissionDenied => {
-            eprintln!(
-                "outbox: {name}: permission denied: it exists but cannot be run (not executable, or a directory)"
-            );
+            outbox::say!("{name}: permission denied: it exists but cannot be run (not executable, or a directory)");
             126
         }
         _ => {
-            eprintln!("outbox: {name}: cannot run it: {e}");
+            outbox::say!("{name}: cannot run it: {e}");
             126
         }
     }
@@ -451,8 +449,8 @@ impl Watch {
             }
             if let Some((sig, at)) = forwarded {
                 if killed.is_none() && at.elapsed() >= SIGNAL_GRACE {
-                    eprintln!(
-                        "outbox: {} did not exit within {}s of {}; sending SIGKILL to its process group",
+                    outbox::say!(
+                        "{} did not exit within {}s of {}; sending SIGKILL to its process group",
                         self.name,
                         SIGNAL_GRACE.as_secs(),
                         interrupt::name(sig)
@@ -462,8 +460,8 @@ impl Watch {
                 }
             }
             if killed.is_some_and(|at| at.elapsed() >= KILL_WAIT) {
-                eprintln!(
-                    "outbox: {} (process group {pid}) did not exit after SIGKILL; not waiting for it any longer",
+                outbox::say!(
+                    "{} (process group {pid}) did not exit after SIGKILL; not waiting for it any longer",
                     self.name
                 );
                 return done(None, started.elapsed(), forwarded, discarded);
@@ -530,8 +528,8 @@ fn reap(pid: libc::pid_t, started: Instant, read_fds: &[RawFd], devnull: File, s
             let sig = libc::WSTOPSIG(status);
             if sig == libc::SIGTTIN || sig == libc::SIGTTOU {
                 // Run away from the terminal, it would wait forever.
-                eprintln!(
-                    "outbox: {name} tried to use the terminal (to read input or change its settings), which a \
+                outbox::say!(
+                    "{name} tried to use the terminal (to read input or change its settings), which a \
 wrapped command cannot do: it runs in its own process group. Killing it; run interactive commands without outbox."
                 );
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
