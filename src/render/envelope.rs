@@ -10,6 +10,13 @@
 //!
 //! Printed order follows the input: header, notes, head, the gap marker,
 //! signal lines from the gap (with line numbers), tail.
+//!
+//! Also here, because they follow the same rules: passthrough's safe copy
+//! (small input shown line by line exactly as the envelope shows a line),
+//! and two answers of the size rule that need no rendering:
+//! [`whole_budget`] (the budget that shows a stream whole) and
+//! [`min_budget`] (the smallest budget whose header names the whole store
+//! path).
 
 use std::fmt::Write as _;
 
