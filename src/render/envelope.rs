@@ -35,6 +35,9 @@ pub const HEADER_OPEN: &str = "<<<OUTBOX-HEADER";
 pub const HEADER_CLOSE: &str = "OUTBOX-HEADER";
 /// A shortened line never gets less room than this.
 const MIN_LINE_ROOM: usize = 48;
+/// Characters a note (`--- … ---` before the head) may take: longer ones
+/// are cut in the middle with the cut marker, like every other shortening.
+const NOTE_CHARS: usize = 160;
 
 /// Budgets, from the command line.
 #[derive(Debug, Clone)]
@@ -424,11 +427,11 @@ fn notes(sc: &Scanned, info: &RunFacts) -> Vec<String> {
         v.push("--- binary input: NUL bytes found; control bytes are shown escaped ---\n".to_string());
     }
     if let Some(e) = &info.spill_error {
-        let e: String = display(e.as_bytes()).text.chars().take(160).collect();
+        let e = shorten_text(&display(e.as_bytes()).text, NOTE_CHARS);
         v.push(format!("--- full output NOT kept: {e} ---\n"));
     }
     for n in &info.notes {
-        let n: String = display(n.as_bytes()).text.chars().take(160).collect();
+        let n = shorten_text(&display(n.as_bytes()).text, NOTE_CHARS);
         v.push(format!("--- {n} ---\n"));
     }
     v

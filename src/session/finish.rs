@@ -32,7 +32,7 @@ enum Body {
     /// is about to give the stored copy).
     Json(String),
     /// The NDJSON fold, rendered once the facts are final.
-    Ndjson(NdjsonFolder),
+    Ndjson(Box<NdjsonFolder>),
     /// The text envelope.
     Text,
 }
@@ -49,7 +49,11 @@ impl Session {
         let mut facts = self.facts(&sc, &ingest, command);
         let (asked, budget) = self.budget(&sc, &facts);
         let body = self.settle(&sc, &mut facts, json, ndjson, budget);
+        let predicted = facts.full_output.clone();
         let full_output = self.commit(&sc, &ingest, &mut facts);
+        // The header names the final path: a store that named the entry
+        // otherwise (or failed) may need a different budget.
+        let budget = budget.max(self.budget(&sc, &facts).1);
         let mut failed = report(&ingest, &facts);
         if budget > asked && !matches!(body, Body::Tee | Body::Passthrough(_)) {
             crate::say!(
@@ -59,8 +63,9 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             );
         }
         let body = match body {
-            // The fold named a stored copy that the commit could not make.
-            Body::Json(_) if full_output.is_none() => {
+            // The fold named a stored copy that the commit did not make
+            // there: its header would name a path that does not exist.
+            Body::Json(_) if facts.full_output != predicted => {
                 facts.strategy = Strategy::TextEnvelope;
                 Body::Text
             }
@@ -169,7 +174,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
                 }
             }
         } else if let Some(nd) = ndjson {
-            (Strategy::NdjsonShape, Body::Ndjson(nd))
+            (Strategy::NdjsonShape, Body::Ndjson(Box::new(nd)))
         } else {
             (Strategy::TextEnvelope, Body::Text)
         };

@@ -60,7 +60,8 @@ impl Stream {
 /// How a stream's session prints, decided for both streams together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// Print the stream unchanged (stdout's to stdout, stderr's to stderr).
+    /// Print the stream itself, made safe (stdout's to stdout, stderr's to
+    /// stderr).
     pub passthrough: bool,
     /// This stream's share of `--budget`.
     pub budget: usize,

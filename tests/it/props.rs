@@ -188,3 +188,44 @@ fn every_printer_escapes_the_one_list_of_unsafe_characters() {
         );
     }
 }
+
+fn hostile() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        "[a-z \t]{0,8}".prop_map(|s| s.into_bytes()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"--- ".to_vec()),
+        Just(b" ---".to_vec()),
+        Just(b"<<<OUTBOX-HEADER".to_vec()),
+        Just(b"OUTBOX-HEADER".to_vec()),
+        Just(b"\x1b[31m".to_vec()),
+        Just(b"\x1b]52;c;ZXZpbA==\x07".to_vec()),
+        Just(b"\x1b]8;;http://x/\x1b\\".to_vec()),
+        Just("\u{202e}\u{9b}\u{85}\u{2028}".as_bytes().to_vec()),
+        Just(b"\xff\xc3".to_vec()),
+        Just("日本語".as_bytes().to_vec()),
+    ];
+    prop::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    /// Passthrough's safe copy: nothing unsafe raw (a `\r` only as part of
+    /// a CRLF), no line that passes for a marker, every line kept.
+    #[test]
+    fn safe_copy_is_safe_and_keeps_the_lines(data in hostile()) {
+        use outbox::text::sanitize::is_unsafe_char;
+        let safe = envelope::safe_copy(&data);
+        let bytes = safe.as_bytes();
+        for (i, ch) in safe.char_indices() {
+            let crlf = ch == '\r' && bytes.get(i + 1) == Some(&b'\n');
+            prop_assert!(ch == '\t' || ch == '\n' || crlf || !is_unsafe_char(ch), "raw {:?} in {:?}", ch, safe);
+        }
+        for line in safe.split('\n') {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            prop_assert!(!line.starts_with("<<<OUTBOX-HEADER") && !line.starts_with("OUTBOX-HEADER"), "{:?}", line);
+            prop_assert!(!(line.starts_with("--- ") && line.trim_end().ends_with(" ---")), "{:?}", line);
+        }
+        prop_assert_eq!(safe.matches('\n').count(), data.iter().filter(|&&b| b == b'\n').count());
+    }
+}
