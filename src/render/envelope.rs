@@ -157,9 +157,9 @@ pub fn safe_copy(raw: &[u8]) -> String {
 /// unbounded budget would (every line whole when the input is kept whole),
 /// computed from the header size rule instead of rendered: the fixed parts
 /// at that budget (its digits are in the header), the head and tail lines
-/// as an unbounded render places them, room for every kept signal line (the
-/// renderer may place them before the head is extended), and line 1's
-/// minimum room. `info` should carry worst-case figures for what is not yet
+/// as an unbounded render places them, room for the kept signal lines
+/// between the smallest provisional head and the tail (the renderer places
+/// those before it extends the head), and line 1's minimum room. `info` should carry worst-case figures for what is not yet
 /// known (the path, the command).
 pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
@@ -176,10 +176,16 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let tail_cost = if newest_whole { tail.used } else { tail.used.max(tail_room) };
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, usize::MAX);
+    // Signal lines are placed only past the provisional head, which gets
+    // at least its reservation (or all the head lines, when the room is
+    // smaller than that): only those can take room from the head.
+    let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
+    let provisional = choose_head(sc, first_tail - 1, reserve.min(head.used)).lines.len() as u64;
     let signals: usize = sc
         .signals
         .by_priority()
         .into_iter()
+        .filter(|l| l.lineno > provisional && l.lineno < first_tail)
         .filter_map(|l| {
             let (_, chars, _) = fit_or_shorten(l.body(), SIGNAL_LINE_CHARS, false)?;
             Some(format!("{}: ", l.lineno).len() + chars + 1)
