@@ -54,7 +54,11 @@ fn json_input(target: usize) -> Vec<u8> {
 }
 
 fn ctx(bytes: usize) -> FoldContext<'static> {
-    FoldContext { bytes: bytes as u64, chars: bytes as u64, ..outbox::reference::fold_context(14_000) }
+    FoldContext {
+        bytes: bytes as u64,
+        chars: bytes as u64,
+        ..outbox::reference::fold_context(outbox::stream::defaults::BUDGET)
+    }
 }
 
 fn benches(c: &mut Criterion) {

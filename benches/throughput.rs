@@ -4,7 +4,8 @@
 //! envelope renderer.
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::render::envelope::{self, Budgets};
+use outbox::render::facts::RunFacts;
 use outbox::stream::scan::{ScanConfig, Scanner};
 use outbox::stream::signal;
 
@@ -37,7 +38,7 @@ fn log(size: usize, japanese: bool, every: usize) -> Vec<u8> {
 }
 
 fn scan(data: &[u8]) -> Scanner {
-    let cfg = ScanConfig { budget: 14_000, tail_lines: 20, tail_budget: 3_000, signal: signal::matcher(None).unwrap() };
+    let cfg = ScanConfig::default();
     let mut sc = Scanner::new(cfg);
     for block in data.chunks(BLOCK) {
         sc.feed(block);
@@ -111,13 +112,8 @@ fn bench_render(c: &mut Criterion) {
     let data = log(8 << 20, false, 100);
     let sc = scan(&data);
     let re = signal::matcher(None).unwrap();
-    let b = Budgets { budget: 14_000, tail_budget: 3_000, head_budget: 1_000, tail_lines: 20, spill_limit: 100_000 };
-    let info = RunInfo {
-        label: "bench".into(),
-        id: "bench-000000000000".into(),
-        strategy: "text-envelope".into(),
-        ..RunInfo::default()
-    };
+    let b = Budgets::default();
+    let info = RunFacts { label: "bench".into(), id: "bench-000000000000".into(), ..RunFacts::default() };
     let mut g = c.benchmark_group("render");
     let out_len = envelope::render(&sc.result(), &b, &info, &re).len();
     g.throughput(Throughput::Bytes(out_len as u64));

@@ -11,9 +11,12 @@
 //!  scanner: chars, lines, head, tail ring,  stream::scan, stream::tail, stream::signal
 //!           bounded signal keeper
 //!        ▼  input ended, spill safe
-//!  session: settle the strategy, commit once, render, print    session
+//!  session::finish: the run's facts (render::facts::RunFacts) → settle the
+//!           strategy (the JSON fold may fall back to text) → commit once →
+//!           render → print → exit status
 //!        ▼
-//!  text envelope (render::envelope) · JSON/NDJSON folds (json)
+//!  text envelope (render::envelope) · JSON/NDJSON folds (json) ·
+//!  passthrough's safe copy (render::envelope::safe_copy)
 //! ```
 //!
 //! `CMD | outbox` and wrap mode (`outbox -- CMD`) both build a
@@ -26,11 +29,15 @@
 //! Each folder imports only from the folders listed before it (a test,
 //! `tests/it/layers.rs`, fails on an import that goes up):
 //!
-//! 1. [`text`]: UTF-8 counting, sanitising for display, shortening, sizes.
+//! 1. [`text`]: UTF-8 counting, sanitising for display (the one list of
+//!    characters unsafe to print), shortening (the one cut marker), sizes,
+//!    messages to stderr (`say!`).
 //! 2. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
-//!    interruption.
-//! 3. [`render`]: the record of a run's facts and the text envelope.
-//! 4. [`json`]: the JSON and NDJSON folds.
+//!    interruption, and the documented defaults ([`stream::defaults`]).
+//! 3. [`render`]: the one record of a run's facts ([`render::facts`]) and
+//!    the text envelope.
+//! 4. [`json`]: the JSON and NDJSON folds (their headers read the same
+//!    record).
 //! 5. [`store`]: the store directory, `show`, `ls`, `gc`.
 //! 6. [`notes`]: Markdown section packing and the preflight check (uses only
 //!    `text`).
@@ -40,8 +47,11 @@
 //!
 //! Memory does not grow with the input (every buffer is bounded by the
 //! budget or a fixed block size); the input is read once; the printed
-//! output never exceeds the budget in characters; every omission is stated;
-//! the stored copy is byte-for-byte the input.
+//! output never exceeds the budget in characters (the budget the header
+//! states: raised above `--budget` only when the store path is too long for
+//! it); every omission is stated; what is printed is safe for a terminal
+//! (passthrough too; only `--envelope never` copies raw); `full_output` is
+//! always the real path, whole; the stored copy is byte-for-byte the input.
 
 pub mod history;
 pub mod json;

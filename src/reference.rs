@@ -8,6 +8,7 @@
 use regex::bytes::Regex;
 
 use crate::json::FoldContext;
+use crate::render::facts::RunFacts;
 use crate::stream::scan::{ScanConfig, Scanner};
 
 /// A new scanner fed `blocks` in order, finished.
@@ -33,22 +34,21 @@ pub fn blocks_at<'a>(data: &'a [u8], ends: &[usize]) -> Vec<&'a [u8]> {
     v
 }
 
-/// A fold context for tests and benches: label `t`, a stored copy, no
-/// run facts.
+/// The run facts of [`fold_context`]: label `t`, a stored copy, no run
+/// facts.
+pub fn run_facts() -> &'static RunFacts {
+    static FACTS: std::sync::LazyLock<RunFacts> = std::sync::LazyLock::new(|| RunFacts {
+        label: "t".into(),
+        id: "t-0123456789ab".into(),
+        full_output: Some("/store/t-0123456789ab".into()),
+        ..RunFacts::default()
+    });
+    &FACTS
+}
+
+/// A fold context for tests and benches: [`run_facts`], 8 samples.
 pub fn fold_context(budget: usize) -> FoldContext<'static> {
-    FoldContext {
-        label: "t",
-        id: "t-0123456789ab",
-        full_output: Some("/store/t-0123456789ab"),
-        spill_error: None,
-        bytes: 0,
-        chars: 0,
-        budget,
-        samples: 8,
-        detected: None,
-        command: None,
-        stream: None,
-    }
+    FoldContext { facts: run_facts(), bytes: 0, chars: 0, budget, samples: crate::stream::defaults::SAMPLES }
 }
 
 /// What the contract says the header counts and the tail holds.

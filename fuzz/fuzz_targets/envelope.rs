@@ -6,7 +6,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::render::envelope::RunInfo;
+use outbox::render::facts::{CommandInfo, RunFacts};
 use outbox::stream::line::LineBody;
 use outbox::text::sanitize::display;
 use outbox::store::{entry_id, sanitize_label};
@@ -44,29 +44,38 @@ fn cap(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-fn run_info(f: &Facts) -> RunInfo {
+fn run_info(f: &Facts) -> RunFacts {
     let label = sanitize_label(&f.label, "stdin");
     let id = entry_id(&label, &[0xab; 32]);
-    let sig = |b: bool| if b { "SIGINT".to_string() } else { "SIGTERM".to_string() };
-    RunInfo {
+    let sig = |b: bool| if b { libc_sigint() } else { libc_sigterm() };
+    RunFacts {
         full_output: f.kept.then(|| format!("/home/user/.cache/outbox/{id}")),
         // Messages of io errors on a store path: bounded here to 200 chars.
         spill_error: if f.kept { None } else { Some(cap(f.spill_error.as_deref().unwrap_or("disk full"), 200)) },
         label,
         id,
-        strategy: "text-envelope".into(),
-        command: f.command.as_deref().map(|c| cap(c, 200)),
-        exit_status: f.exit_status,
-        killed_by_signal: f.killed.map(sig),
-        duration_ms: f.duration_ms,
+        command: f.command.as_deref().map(|c| CommandInfo {
+            command: cap(c, 200),
+            exit_status: f.exit_status,
+            killed_by_signal: f.killed.map(sig),
+            duration_ms: f.duration_ms,
+        }),
         interrupted: f.interrupted.map(sig),
-        extra: Default::default(),
         notes: f
             .read_error
             .iter()
             .map(|e| format!("reading the input failed after 123 bytes: {}", cap(e, 100)))
             .collect(),
+        ..RunFacts::default()
     }
+}
+
+/// SIGINT and SIGTERM, as the header names them.
+fn libc_sigint() -> i32 {
+    2
+}
+fn libc_sigterm() -> i32 {
+    15
 }
 
 fuzz_target!(|c: Case| {

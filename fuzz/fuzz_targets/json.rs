@@ -63,20 +63,13 @@ fuzz_target!(|c: Case| {
         col.feed(&data[pos..end]);
         pos = end;
     }
-    let id = "t-0123456789ab";
-    let info = c.wrap.as_ref().map(WrapFacts::info);
+    let facts = WrapFacts::facts(c.wrap.as_ref(), c.kept);
     let ctx = FoldContext {
-        label: "t",
-        id,
-        full_output: c.kept.then_some("/home/u/.cache/outbox/t-0123456789ab"),
-        spill_error: (!c.kept).then_some("No space left on device (os error 28)"),
+        facts: &facts,
         bytes: data.len() as u64,
         chars: lossy_chars(&data),
         budget,
         samples: c.samples as usize % 20,
-        detected: None,
-        command: info.as_ref(),
-        stream: c.wrap.as_ref().and_then(WrapFacts::stream),
     };
     match col.fold(&ctx) {
         Ok(out) => {

@@ -78,20 +78,8 @@ fuzz_target!(|c: Case| {
 
     let budget = 1000 + c.budget as usize;
     let samples = c.samples as usize % 20;
-    let info = c.wrap.as_ref().map(WrapFacts::info);
-    let ctx = FoldContext {
-        label: "t",
-        id: "t-0123456789ab",
-        full_output: Some("/home/u/.cache/outbox/t-0123456789ab"),
-        spill_error: None,
-        bytes: data.len() as u64,
-        chars: lossy_chars(&data),
-        budget,
-        samples,
-        detected: None,
-        command: info.as_ref(),
-        stream: c.wrap.as_ref().and_then(WrapFacts::stream),
-    };
+    let facts = WrapFacts::facts(c.wrap.as_ref(), true);
+    let ctx = FoldContext { facts: &facts, bytes: data.len() as u64, chars: lossy_chars(&data), budget, samples };
     let (whole, records) = fold(&data, &[], samples, &ctx);
     let ends = boundaries(data.len(), &c.sizes, &[]);
     let (split, records_split) = fold(&data, &ends, samples, &ctx);

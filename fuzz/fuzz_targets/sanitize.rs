@@ -1,12 +1,16 @@
 //! `display()` on any bytes: never panics; its text holds no raw control
 //! char (tab excepted), no C1, no bidi control; its marks agree with its
-//! text; `prefix(n)` and `suffix(n)` never exceed n display chars.
+//! text; `prefix(n)` and `suffix(n)` never exceed n display chars. And
+//! passthrough's `safe_copy()` of the same bytes: no unsafe char raw (a
+//! `\r` only before `\n`), no line that imitates a marker, the same lines
+//! as the input, and plain text unchanged.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::text::sanitize::{display, display_len, display_str};
-use outbox_fuzz::{is_forbidden_char, lossy_chars};
+use outbox::render::envelope::safe_copy;
+use outbox::text::sanitize::{display, display_len, display_str, is_unsafe_char};
+use outbox_fuzz::{imitates_marker, is_forbidden_char, lossy_chars};
 
 #[derive(Arbitrary, Debug)]
 struct Case {
@@ -54,5 +58,25 @@ fuzz_target!(|c: Case| {
     assert_eq!(e.chars(), e.text.chars().count(), "escape_first keeps the marks in step");
     if let Some(bad) = e.text.chars().find(|&ch| is_forbidden_char(ch)) {
         panic!("raw {bad:?} after escape_first");
+    }
+
+    let safe = safe_copy(&c.raw);
+    let bytes = safe.as_bytes();
+    for (i, ch) in safe.char_indices() {
+        let crlf = ch == '\r' && bytes.get(i + 1) == Some(&b'\n');
+        assert!(!is_forbidden_char(ch) || crlf, "raw {ch:?} in safe copy {safe:?}");
+    }
+    for line in safe.split('\n') {
+        assert!(!imitates_marker(line.strip_suffix('\r').unwrap_or(line)), "marker imitation {line:?}");
+    }
+    assert_eq!(safe.matches('\n').count(), c.raw.iter().filter(|&&b| b == b'\n').count(), "lines kept");
+    if let Ok(text) = std::str::from_utf8(&c.raw) {
+        let plain = text.split('\n').all(|l| {
+            let l = l.strip_suffix('\r').unwrap_or(l);
+            !l.chars().any(|ch| ch != '\t' && is_unsafe_char(ch)) && !imitates_marker(l)
+        });
+        if plain {
+            assert_eq!(safe, text, "plain text passes unchanged");
+        }
     }
 });

@@ -8,7 +8,8 @@ use std::fmt::{self, Write as _};
 use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
-use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::render::envelope::{self, Budgets};
+use outbox::render::facts::{RunFacts, Stream};
 use outbox::stream::line::LineBody;
 use outbox::stream::scan::{ScanConfig, Scanner};
 use outbox::stream::signal;
@@ -102,7 +103,7 @@ impl Lit {
             Lit::MarkerLike => b"--- a ---",
             Lit::HeaderOpen => b"<<<OUTBOX-HEADER",
             Lit::HeaderClose => b"OUTBOX-HEADER",
-            Lit::CutMarker => "[…3 chars cut…]".as_bytes(),
+            Lit::CutMarker => "…[3 chars cut]…".as_bytes(),
             Lit::Digits => b"12345",
         }
     }
@@ -503,8 +504,22 @@ impl WrapFacts {
         }
     }
 
-    pub fn stream(&self) -> Option<&'static str> {
-        self.stderr_apart.then_some("stdout")
+    pub fn stream(&self) -> Option<Stream> {
+        self.stderr_apart.then_some(Stream::Stdout)
+    }
+
+    /// The run facts of a fold: label `t`, the stored copy kept or not,
+    /// and these command facts when there are any.
+    pub fn facts(wrap: Option<&WrapFacts>, kept: bool) -> RunFacts {
+        RunFacts {
+            label: "t".into(),
+            id: "t-0123456789ab".into(),
+            full_output: kept.then(|| "/home/u/.cache/outbox/t-0123456789ab".into()),
+            spill_error: (!kept).then(|| "No space left on device (os error 28)".into()),
+            command: wrap.map(WrapFacts::info),
+            stream: wrap.and_then(WrapFacts::stream),
+            ..RunFacts::default()
+        }
     }
 }
 
@@ -532,17 +547,16 @@ pub fn scan(data: &[u8], ends: &[usize], cfg: ScanConfig) -> Scanner {
     outbox::reference::scan_blocks(cfg, outbox::reference::blocks_at(data, ends))
 }
 
-pub fn run_info() -> RunInfo {
-    RunInfo {
+pub fn run_info() -> RunFacts {
+    RunFacts {
         label: "t".into(),
         id: "t-000000000000".into(),
         full_output: Some("/store/t-000000000000".into()),
-        strategy: "text-envelope".into(),
-        ..RunInfo::default()
+        ..RunFacts::default()
     }
 }
 
-pub fn render(sc: &Scanner, b: &Budgets, info: &RunInfo, re: &Regex) -> String {
+pub fn render(sc: &Scanner, b: &Budgets, info: &RunFacts, re: &Regex) -> String {
     envelope::render(&sc.result(), b, info, re)
 }
 
@@ -623,10 +637,10 @@ pub fn imitates_marker(text: &str) -> bool {
         || text.starts_with(envelope::HEADER_CLOSE)
 }
 
-/// A char that must never reach a terminal raw.
+/// A char that must never reach a terminal raw: the library's one list,
+/// tab and newline excepted (each printer shows those as they are).
 pub fn is_forbidden_char(c: char) -> bool {
-    (c.is_control() && c != '\t' && c != '\n')
-        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+    c != '\t' && c != '\n' && outbox::text::sanitize::is_unsafe_char(c)
 }
 
 /// A JSON value to generate documents from; written by [`JVal::write`]

@@ -52,6 +52,44 @@ impl Observation {
         serde_json::Value::Object(m)
     }
 
+    /// The header's `history` at its widest (every field, the largest
+    /// figures): what a budget must allow for before the run is observed.
+    pub fn widest_json() -> serde_json::Value {
+        let wide = Observation {
+            change: Some(Change {
+                same_as: Some("x".repeat(64 + 1 + 64)),
+                since_previous_seconds: u64::MAX,
+                new_shapes: vec![0; series::MAX_SHAPES],
+                gone_shapes: vec![0; series::MAX_SHAPES],
+            }),
+            trend: Some(Trend {
+                runs: usize::MAX,
+                ok_runs: usize::MAX,
+                first_t: u64::MAX,
+                last_t: u64::MAX,
+                level: u64::MAX,
+                spread: u64::MAX,
+                p95: u64::MAX,
+                slope_per_run: Some(-1.0e15),
+                step: Some(trend::StepInfo {
+                    delta: i64::MIN,
+                    runs_ago: usize::MAX,
+                    rev_before: Some("f".repeat(64)),
+                    rev_after: Some("f".repeat(64)),
+                    t: u64::MAX,
+                }),
+                boundary: u64::MAX,
+                unit: Unit::Chars,
+                runs_left: Some(1.0e15),
+                days_left: Some(1.0e15),
+                recent: Vec::new(),
+            }),
+        };
+        let mut v = wide.to_json();
+        v["summary"] = "x".repeat(200).into();
+        v
+    }
+
     /// A few words for the summary line: `same as 3 min ago`,
     /// `2 new signal shapes, 1 gone`, `crosses 30000 chars in about 4 runs`.
     pub fn phrase(&self) -> Option<String> {

@@ -23,9 +23,16 @@ pub struct Change {
     /// Seconds since the previous run.
     pub since_previous_seconds: u64,
     /// Signal shapes this run has and the previous one had not, and the
-    /// reverse.
+    /// reverse (the header says how many; the hashes mean nothing to a
+    /// reader).
+    #[serde(serialize_with = "count")]
     pub new_shapes: Vec<u64>,
+    #[serde(serialize_with = "count")]
     pub gone_shapes: Vec<u64>,
+}
+
+fn count<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(v.len() as u64)
 }
 
 /// Compares `now` with the last record of `before`; None without history.

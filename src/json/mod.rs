@@ -50,14 +50,13 @@ use crate::json::shape::{
     Reparsed, Specials, Stored, ValueParser, BOM, J, MAX_DEPTH, SAMPLE_STORE_BYTES, STRUCTURAL, TYPE_NAMES,
 };
 
-/// What the fold needs to know about the stored copy and the limits.
+/// What the fold needs to know: the run's facts (the one record the text
+/// header is written from too) and the limits.
 #[derive(Debug, Clone, Copy)]
 pub struct FoldContext<'a> {
-    pub label: &'a str,
-    pub id: &'a str,
-    /// Absolute path, or None when the spill failed.
-    pub full_output: Option<&'a str>,
-    pub spill_error: Option<&'a str>,
+    /// Label, id, the stored copy (`full_output`, printed whole), command,
+    /// stream, what `--format auto` detected.
+    pub facts: &'a crate::render::facts::RunFacts,
     /// Total input bytes.
     pub bytes: u64,
     /// Total input chars (lossy UTF-8).
@@ -66,12 +65,6 @@ pub struct FoldContext<'a> {
     pub budget: usize,
     /// `--samples`.
     pub samples: usize,
-    /// `Some("json")` etc. in `--format auto`.
-    pub detected: Option<&'a str>,
-    /// Wrap mode: the command and how it ended.
-    pub command: Option<&'a crate::render::facts::CommandInfo>,
-    /// Wrap mode with `--stderr separate`: which stream this is.
-    pub stream: Option<&'a str>,
 }
 
 /// Why a document was not folded; the caller prints the text envelope and
@@ -922,10 +915,13 @@ mod tests {
 
     #[test]
     fn spill_failure_is_stated() {
-        let mut c = ctx(1_000);
-        c.full_output = None;
-        c.spill_error = Some("disk full");
-        c.detected = Some("json");
+        let facts = crate::render::facts::RunFacts {
+            full_output: None,
+            spill_error: Some("disk full".into()),
+            detected: Some("json"),
+            ..ctx(1_000).facts.clone()
+        };
+        let c = FoldContext { facts: &facts, ..ctx(1_000) };
         let out = fold_with(b"[1]", &c).unwrap();
         let v = parsed(&out, 1_000);
         assert!(v["header"]["full_output"].is_null());

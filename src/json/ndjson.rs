@@ -302,11 +302,11 @@ impl Stats {
 /// The last resort when the assembled envelope failed its own check: the
 /// counts and the store path, nothing from the input.
 fn minimal(ctx: &FoldContext, records: u64, problem: &str) -> String {
-    let full = ctx.full_output.map_or_else(|| "null".to_string(), |p| json_string(&shorten_text(p, 300)));
+    let full = ctx.facts.full_output.as_deref().map_or_else(|| "null".to_string(), json_string);
     format!(
         "{{\"header\":{{\"label\":{},\"id\":{},\"strategy\":\"ndjson-shape\",\"bytes\":{},\"chars\":{},\"full_output\":{full},\"record_count\":{records},\"item_count\":{records},\"error\":{}}},\"sample\":[]}}\n",
-        json_string(&shorten_text(ctx.label, 64)),
-        json_string(&shorten_text(ctx.id, 100)),
+        json_string(&shorten_text(&ctx.facts.label, 64)),
+        json_string(&shorten_text(&ctx.facts.id, 100)),
         ctx.bytes,
         ctx.chars,
         json_string(&format!("internal error: the envelope failed its own check ({}); read full_output", shorten_text(problem, 100))),

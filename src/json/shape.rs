@@ -160,43 +160,11 @@ pub(crate) fn extent(nodes: &[Node<'_>], i: usize) -> usize {
     }
 }
 
-/// `s` cut in the middle to at most `max` characters, marker included:
-/// `head…[N chars cut]…tail`.
-pub(crate) fn shorten_text(s: &str, max: usize) -> String {
-    let n = str_chars(s);
-    if n <= max {
-        return s.to_string();
-    }
-    // The marker for cutting all of `n` is the longest one possible.
-    let marker_max = str_chars(&cut_marker(n));
-    let keep = max.saturating_sub(marker_max);
-    let (head, tail) = split_keep(s, keep.div_ceil(2), keep / 2);
-    format!("{head}{}{tail}", cut_marker(n - keep))
-}
-
-/// `s` cut in the middle until its JSON string literal (quotes and escapes
-/// included) is at most `max` chars: a command line full of control
-/// characters escapes to six chars each.
-pub(crate) fn shorten_escaped(s: &str, max: usize) -> String {
-    let mut cap = max;
-    loop {
-        let t = shorten_text(s, cap);
-        if cap <= 24 || str_chars(&json_string(&t)) <= max {
-            return t;
-        }
-        cap /= 2;
-    }
-}
+// One shortening rule and one cut marker for all of outbox (text::shorten).
+pub(crate) use crate::text::shorten::{shorten_text, split_keep};
 
 fn cut_marker(cut: usize) -> String {
-    format!("…[{cut} chars cut]…")
-}
-
-/// The first `head` and the last `tail` characters of `s`.
-fn split_keep(s: &str, head: usize, tail: usize) -> (&str, &str) {
-    let head_end = s.char_indices().nth(head).map_or(s.len(), |(i, _)| i);
-    let tail_start = if tail == 0 { s.len() } else { s.char_indices().nth_back(tail - 1).map_or(0, |(i, _)| i) };
-    (&s[..head_end], &s[tail_start.max(head_end)..])
+    crate::text::shorten::cut_marker(cut as u64)
 }
 
 /// JSON-escapes `s`, handing the pieces to `sink`. Control characters
@@ -1574,30 +1542,32 @@ impl Field {
 /// The header fields every fold starts with (label, id, sizes, store).
 pub(crate) fn common_fields(ctx: &crate::json::FoldContext<'_>, strategy: &str) -> Vec<Field> {
     use Class::Essential as E;
+    let facts = ctx.facts;
     let mut f = vec![
-        Field::new("label", J::str(shorten_text(ctx.label, 64)), E),
-        Field::new("id", J::str(shorten_text(ctx.id, 100)), E),
+        Field::new("label", J::str(shorten_text(&facts.label, 64)), E),
+        Field::new("id", J::str(shorten_text(&facts.id, 100)), E),
         Field::new("strategy", J::str(strategy), E),
     ];
-    if let Some(d) = ctx.detected {
-        f.push(Field::new("detected", J::str(shorten_text(d, 20)), E));
+    if let Some(d) = facts.detected {
+        f.push(Field::new("detected", J::str(d), E));
     }
     f.push(Field::new("bytes", J::int(ctx.bytes), E));
     f.push(Field::new("chars", J::int(ctx.chars), E));
-    match ctx.full_output {
-        Some(p) => f.push(Field::new("full_output", J::str(shorten_text(p, 300)), E)),
+    match &facts.full_output {
+        // Whole: a shortened path is a path that does not exist.
+        Some(p) => f.push(Field::new("full_output", J::str(p), E)),
         None => {
             f.push(Field::new("full_output", J::Null, E));
-            let why = ctx.spill_error.unwrap_or("the full output could not be stored");
+            let why = facts.spill_error.as_deref().unwrap_or("the full output could not be stored");
             f.push(Field::new("spill_error", J::str(shorten_text(why, 200)), E));
         }
     }
     f.push(Field::new("budget", J::int(ctx.budget as u64), E));
-    if let Some(c) = ctx.command {
-        f.push(Field::new("command", J::str(shorten_escaped(&c.command, 200)), E));
+    if let Some(c) = &facts.command {
+        f.push(Field::new("command", J::str(facts.command_text().unwrap_or_default()), E));
         f.push(Field::new("exit_status", c.exit_status.map_or(J::Null, J::int), E));
-        if let Some(sig) = c.killed_by_signal {
-            f.push(Field::new("killed_by_signal", J::str(crate::stream::interrupt::name(sig)), E));
+        if let Some(sig) = facts.killed_by_signal_name() {
+            f.push(Field::new("killed_by_signal", J::str(sig), E));
         }
         if let Some(ms) = c.duration_ms {
             f.push(Field::new("duration_ms", J::int(ms), E));
@@ -1606,8 +1576,8 @@ pub(crate) fn common_fields(ctx: &crate::json::FoldContext<'_>, strategy: &str) 
             f.push(Field::new("timed_out", J::Bool(true), E));
         }
     }
-    if let Some(s) = ctx.stream {
-        f.push(Field::new("stream", J::str(s), E));
+    if let Some(s) = facts.stream {
+        f.push(Field::new("stream", J::str(s.as_str()), E));
     }
     f
 }

@@ -10,21 +10,34 @@
 //!
 //! Printed order follows the input: header, notes, head, the gap marker,
 //! signal lines from the gap (with line numbers), tail.
+//!
+//! Also here, because they follow the same rules: passthrough's safe copy
+//! (small input shown line by line exactly as the envelope shows a line),
+//! and two answers of the size rule that need no rendering:
+//! [`whole_budget`] (the budget that shows a stream whole) and
+//! [`min_budget`] (the smallest budget whose header names the whole store
+//! path).
 
 use std::fmt::Write as _;
 
 use regex::bytes::Regex;
 use serde::Serialize;
 
+use crate::render::facts::RunFacts;
+use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
 use crate::stream::signal::SIGNAL_LINE_CHARS;
-use crate::text::sanitize::{display, Display};
+use crate::text::sanitize::{display, is_unsafe_char, Display};
+use crate::text::shorten::{cut_marker, shorten_text};
 
 pub const HEADER_OPEN: &str = "<<<OUTBOX-HEADER";
 pub const HEADER_CLOSE: &str = "OUTBOX-HEADER";
 /// A shortened line never gets less room than this.
 const MIN_LINE_ROOM: usize = 48;
+/// Characters a note (`--- … ---` before the head) may take: longer ones
+/// are cut in the middle with the cut marker, like every other shortening.
+const NOTE_CHARS: usize = 160;
 
 /// Budgets, from the command line.
 #[derive(Debug, Clone)]
@@ -36,23 +49,17 @@ pub struct Budgets {
     pub spill_limit: u64,
 }
 
-/// Facts about the run that the scan does not know.
-#[derive(Debug, Clone, Default)]
-pub struct RunInfo {
-    pub label: String,
-    pub id: String,
-    pub full_output: Option<String>,
-    pub spill_error: Option<String>,
-    pub strategy: String,
-    pub command: Option<String>,
-    pub exit_status: Option<i32>,
-    pub killed_by_signal: Option<String>,
-    pub duration_ms: Option<u64>,
-    pub interrupted: Option<String>,
-    /// Extra header fields (e.g. a JSON parse error), placed last.
-    pub extra: serde_json::Map<String, serde_json::Value>,
-    /// Statements printed before the head, e.g. why JSON was not folded.
-    pub notes: Vec<String>,
+impl Default for Budgets {
+    /// The documented defaults (`stream::defaults`).
+    fn default() -> Budgets {
+        Budgets {
+            budget: defaults::BUDGET,
+            tail_budget: defaults::TAIL_BUDGET,
+            head_budget: defaults::HEAD_BUDGET,
+            tail_lines: defaults::TAIL_LINES,
+            spill_limit: defaults::SPILL_LIMIT,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -77,17 +84,17 @@ struct Header<'a> {
     ansi_sequences_stripped: u64,
     budget: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
-    interrupted: Option<&'a str>,
+    interrupted: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    command: Option<&'a str>,
+    command: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exit_status: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    killed_by_signal: Option<&'a str>,
+    killed_by_signal: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     duration_ms: Option<u64>,
     #[serde(flatten)]
-    extra: &'a serde_json::Map<String, serde_json::Value>,
+    extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What varies between the reservation and the final header.
@@ -100,19 +107,122 @@ struct Shown {
     ansi: u64,
 }
 
-/// The input itself, when the contract says to print it unchanged.
-pub fn passthrough<'a>(sc: &Scanned<'a>, budget: usize) -> Option<&'a [u8]> {
-    prints_unchanged(sc.bytes, sc.chars, sc.binary, sc.head_is_all, budget).then_some(sc.head)
+/// What passthrough prints: the input itself, made safe to print exactly as
+/// the envelope's lines are ([`safe_copy`]), when the contract says to
+/// print it instead of an envelope. The decision is made on what would be
+/// printed: input whose safe copy is longer than the budget (escapes grow
+/// it) gets the envelope, so passthrough never prints over budget either.
+pub fn passthrough(sc: &Scanned, budget: usize) -> Option<String> {
+    if !prints_unchanged(sc.bytes, 0, sc.binary, sc.head_is_all, budget) {
+        return None;
+    }
+    let text = safe_copy(sc.head);
+    (text.chars().count() <= budget).then_some(text)
 }
 
-/// The contract's rule for printing input unchanged: non-empty text (no
-/// NUL byte) of at most `budget` characters, all of it kept.
-pub fn prints_unchanged(bytes: u64, chars: u64, binary: bool, kept_whole: bool, budget: usize) -> bool {
-    bytes > 0 && !binary && chars <= budget as u64 && kept_whole
+/// The contract's rule for printing input instead of an envelope:
+/// non-empty text (no NUL byte), all of it kept, whose safe copy
+/// (`printed_chars`) is at most `budget` characters.
+pub fn prints_unchanged(bytes: u64, printed_chars: u64, binary: bool, kept_whole: bool, budget: usize) -> bool {
+    bytes > 0 && !binary && printed_chars <= budget as u64 && kept_whole
+}
+
+/// Small input as passthrough prints it: each line shown as the envelope
+/// shows a line (escape sequences removed, other controls and lone `\r`
+/// escaped, a line imitating an outbox marker gets its first character
+/// escaped), line ends kept as they were (`\n` or `\r\n`). Plain text,
+/// tabs, CRLF and valid UTF-8 come out byte for byte.
+pub fn safe_copy(raw: &[u8]) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let (line, end) = match memchr::memchr(b'\n', rest) {
+            Some(k) => {
+                let line = &rest[..k];
+                rest = &rest[k + 1..];
+                match line.strip_suffix(b"\r") {
+                    Some(l) => (l, "\r\n"),
+                    None => (line, "\n"),
+                }
+            }
+            None => (std::mem::take(&mut rest), ""),
+        };
+        out.push_str(&line_display(line, true).text);
+        out.push_str(end);
+    }
+    out
+}
+
+/// The smallest budget at which the envelope shows the same lines as an
+/// unbounded budget would (every line whole when the input is kept whole),
+/// computed from the header size rule instead of rendered: the fixed parts
+/// at that budget (its digits are in the header), the head and tail lines
+/// as an unbounded render places them, room for the kept signal lines
+/// between the smallest provisional head and the tail (the renderer places
+/// those before it extends the head), and line 1's minimum room. `info` should carry worst-case figures for what is not yet
+/// known (the path, the command).
+pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
+    let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
+    let tail_room = b.tail_budget.saturating_sub(tail_marker(asked, asked).chars().count());
+    let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
+    let tail = choose_tail(sc, asked, tail_room);
+    // A newest line shortened to fit the tail budget is shortened the same
+    // way only when the tail gets all of that budget.
+    let newest_whole = sc
+        .tail
+        .lines()
+        .next_back()
+        .is_none_or(|l| fit_whole(l.body(), tail_room.saturating_sub(1).max(MIN_LINE_ROOM), true).is_some());
+    let tail_cost = if newest_whole { tail.used } else { tail.used.max(tail_room) };
+    let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let head = choose_head(sc, first_tail - 1, usize::MAX);
+    // Signal lines are placed only past the provisional head, which gets
+    // at least its reservation (or all the head lines, when the room is
+    // smaller than that): only those can take room from the head.
+    let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
+    let provisional = choose_head(sc, first_tail - 1, reserve.min(head.used)).lines.len() as u64;
+    let signals: usize = sc
+        .signals
+        .by_priority()
+        .into_iter()
+        .filter(|l| l.lineno > provisional && l.lineno < first_tail)
+        .filter_map(|l| {
+            let (_, chars, _) = fit_or_shorten(l.body(), SIGNAL_LINE_CHARS, false)?;
+            Some(format!("{}: ", l.lineno).len() + chars + 1)
+        })
+        .sum();
+    let lines = (head.used + tail_cost + signals + head_min).max(2 * (MIN_LINE_ROOM + 1));
+    // The fixed parts grow with the budget's digits: settle in a few steps.
+    let mut n = lines;
+    loop {
+        let need = fixed_cost(sc, &Budgets { budget: n, ..b.clone() }, info) + lines;
+        if need <= n {
+            return n;
+        }
+        n = need;
+    }
+}
+
+/// The smallest budget, from `b.budget` up, at which the envelope keeps
+/// its promises with these facts: the header (free text compacted as far
+/// as it goes, the path of the full output whole) and room for the first
+/// and last lines. It is more than `b.budget` only when the path is too
+/// long for that budget; the session then prints within, and states, this
+/// one instead of printing a path that does not exist or going over.
+pub fn min_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
+    let compacted = compact(info, 0);
+    let mut n = b.budget;
+    loop {
+        let need = fixed_cost(sc, &Budgets { budget: n, ..b.clone() }, &compacted) + 2 * (MIN_LINE_ROOM + 1);
+        if need <= n {
+            return n;
+        }
+        n = need;
+    }
 }
 
 /// Renders the envelope; never longer than `b.budget` characters.
-pub fn render(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
+pub fn render(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> String {
     // Free text in the header and notes (a spill error naming a long path,
     // a long command) is shortened, step by step, until the fixed parts
     // leave room for the first and last lines.
@@ -130,7 +240,7 @@ pub fn render(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> Stri
 
 /// Characters of everything but the lines: header (with worst-case
 /// figures), notes and section markers.
-fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunInfo) -> usize {
+fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let hits = sc.signals.hits();
     let worst = Shown { head: sc.lines, tail: asked, tail_dropped: asked, signals: hits, ansi: sc.chars };
@@ -146,26 +256,18 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunInfo) -> usize {
 
 /// `info` with its free-text fields cut to `cap` chars (the path of the
 /// full output is never cut: it must stay usable).
-fn compact(info: &RunInfo, cap: usize) -> RunInfo {
+fn compact(info: &RunFacts, cap: usize) -> RunFacts {
     let cut = |s: &str| shorten_text(s, cap);
     let mut out = info.clone();
     out.spill_error = info.spill_error.as_deref().map(cut);
-    out.command = info.command.as_deref().map(cut);
+    if let Some(c) = out.command.as_mut() {
+        c.command = cut(&c.command);
+    }
     out.notes = info.notes.iter().map(|n| cut(n)).collect();
     for v in out.extra.values_mut() {
         shorten_strings(v, &cut);
     }
     out
-}
-
-/// `s` cut to at most `max` chars, the last of them `…` when cut.
-pub fn shorten_text(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-    t.push('…');
-    t
 }
 
 fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {
@@ -177,7 +279,7 @@ fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {
     }
 }
 
-fn render_with(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> String {
+fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> String {
     // The last line is always in the tail, whatever --tail says.
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let hits = sc.signals.hits();
@@ -255,7 +357,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunInfo, signal: &Regex) -> Str
     out
 }
 
-fn header_block(sc: &Scanned, b: &Budgets, info: &RunInfo, shown: Shown) -> String {
+fn header_block(sc: &Scanned, b: &Budgets, info: &RunFacts, shown: Shown) -> String {
     let ratio = sc.chars as f64 / b.spill_limit.max(1) as f64;
     let ratio = serde_json::Number::from_f64((ratio * 100.0).round() / 100.0)
         .map_or(serde_json::Value::Null, serde_json::Value::Number);
@@ -268,7 +370,7 @@ fn header_block(sc: &Scanned, b: &Budgets, info: &RunInfo, shown: Shown) -> Stri
         spill_error: info.spill_error.as_deref(),
         id: &info.id,
         label: &info.label,
-        strategy: &info.strategy,
+        strategy: info.strategy.as_str(),
         spill_ratio_chars: ratio,
         unterminated_last_line: sc.unterminated,
         binary: sc.binary,
@@ -278,26 +380,39 @@ fn header_block(sc: &Scanned, b: &Budgets, info: &RunInfo, shown: Shown) -> Stri
         signal_lines_shown: shown.signals,
         ansi_sequences_stripped: shown.ansi,
         budget: b.budget,
-        interrupted: info.interrupted.as_deref(),
-        command: info.command.as_deref(),
-        exit_status: info.exit_status,
-        killed_by_signal: info.killed_by_signal.as_deref(),
-        duration_ms: info.duration_ms,
-        extra: &info.extra,
+        interrupted: info.interrupted_name(),
+        command: info.command_text(),
+        exit_status: info.exit_status(),
+        killed_by_signal: info.killed_by_signal_name(),
+        duration_ms: info.duration_ms(),
+        extra: extra_fields(info),
     };
     let json = terminal_safe_json(&serde_json::to_string(&h).expect("header serialises"));
     format!("{HEADER_OPEN}\n{json}\n{HEADER_CLOSE}\n")
 }
 
-/// serde_json escapes only C0 controls; DEL, C1 controls and bidirectional
-/// overrides (from a command line, a path, an error) are escaped too, so the
-/// header is as safe on a terminal as the lines. Such characters can only
-/// occur inside JSON strings, where `\uXXXX` is valid.
+/// The header's last fields, in order: what `--format auto` detected,
+/// which stream, then the record's extras (e.g. a JSON parse error).
+fn extra_fields(info: &RunFacts) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    if let Some(d) = info.detected {
+        m.insert("detected".into(), d.into());
+    }
+    if let Some(s) = info.stream {
+        m.insert("stream".into(), s.as_str().into());
+    }
+    m.extend(info.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+    m
+}
+
+/// serde_json escapes only C0 controls; every other unsafe character (DEL,
+/// C1, bidirectional overrides, from a command line, a path, an error) is
+/// escaped too, so the header is as safe on a terminal as the lines. Such
+/// characters can only occur inside JSON strings, where `\uXXXX` is valid.
 fn terminal_safe_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        if matches!(c, '\u{7f}'..='\u{9f}' | '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        {
+        if is_unsafe_char(c) {
             let _ = write!(out, "\\u{:04x}", c as u32);
         } else {
             out.push(c);
@@ -306,9 +421,9 @@ fn terminal_safe_json(json: &str) -> String {
     out
 }
 
-fn notes(sc: &Scanned, info: &RunInfo) -> Vec<String> {
+fn notes(sc: &Scanned, info: &RunFacts) -> Vec<String> {
     let mut v = Vec::new();
-    if let Some(sig) = &info.interrupted {
+    if let Some(sig) = info.interrupted_name() {
         v.push(format!("--- interrupted by {sig}: this envelope covers only what arrived before it ---\n"));
     }
     if sc.bytes == 0 {
@@ -318,11 +433,11 @@ fn notes(sc: &Scanned, info: &RunInfo) -> Vec<String> {
         v.push("--- binary input: NUL bytes found; control bytes are shown escaped ---\n".to_string());
     }
     if let Some(e) = &info.spill_error {
-        let e: String = display(e.as_bytes()).text.chars().take(160).collect();
+        let e = shorten_text(&display(e.as_bytes()).text, NOTE_CHARS);
         v.push(format!("--- full output NOT kept: {e} ---\n"));
     }
     for n in &info.notes {
-        let n: String = display(n.as_bytes()).text.chars().take(160).collect();
+        let n = shorten_text(&display(n.as_bytes()).text, NOTE_CHARS);
         v.push(format!("--- {n} ---\n"));
     }
     v
@@ -534,10 +649,4 @@ fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize
     s.push_str(stext);
     let chars = pdisp + marker.chars().count() + sdisp;
     (s, chars, (pd.ansi_stripped + sd.ansi_stripped) as u64)
-}
-
-fn cut_marker(n: u64) -> String {
-    let mut s = String::new();
-    let _ = write!(s, "[…{n} chars cut…]");
-    s
 }

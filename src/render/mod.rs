@@ -1,4 +1,6 @@
-//! Rendering: the text envelope printed when input ends.
+//! Rendering: the one record of a run's facts ([`facts`]) that every header
+//! and the store's metadata are written from, and the text envelope
+//! ([`envelope`]) with passthrough's safe copy and the budget size rules.
 
 pub mod envelope;
 pub mod facts;

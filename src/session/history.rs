@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use crate::history::series::{normalise_command, Record, SeriesKey, Unit, MAX_SHAPES};
-use crate::history::{self, project, Observation};
+pub use crate::history::Observation;
+use crate::history::{self, project};
 use crate::render::facts::CommandInfo;
 use crate::session::options::RunOptions;
 

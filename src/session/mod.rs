@@ -1,5 +1,6 @@
 //! One envelope run, shared by `CMD | outbox` and wrap mode: open the store,
-//! ingest, commit the spill, render, print, and decide the exit status.
+//! ingest, then end the run in visible steps (`finish.rs`): settle the
+//! strategy, commit once, render, print, and decide the exit status.
 //!
 //! Exit status (text mode): 0; 1 when outbox failed or the full output could
 //! not be kept (the envelope is still printed); 128+N when interrupted by
@@ -10,20 +11,21 @@ use std::path::PathBuf;
 
 use regex::bytes::Regex;
 
+mod finish;
 pub mod history;
 pub mod options;
 
 use crate::json::ndjson::NdjsonFolder;
-use crate::json::{Detected, FoldContext, JsonCollector};
-use crate::render::envelope::{self, Budgets, RunInfo};
-use crate::store::{self, Meta, Store};
+use crate::json::{Detected, JsonCollector};
+use crate::render::envelope::{self, Budgets};
+use crate::store::{self, Store};
 use crate::stream::ingest::{self, BlockSink, Ingest};
-use crate::stream::input::{Reader, Stop};
+use crate::stream::input::Reader;
 use crate::stream::scan::{ScanConfig, Scanner};
 use crate::stream::spill::SpillTarget;
 pub use options::{EnvelopeMode, Format, Harness, RunOptions, StderrMode, MIN_BUDGET};
 
-pub use crate::render::facts::CommandInfo;
+pub use crate::render::facts::{CommandInfo, RunFacts, Strategy, Stream};
 
 /// How a run ended, for the caller's exit status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,22 +48,7 @@ impl Outcome {
     }
 }
 
-/// One of a wrapped command's two streams, read by its own session when
-/// `--stderr separate` keeps them apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    Stdout,
-    Stderr,
-}
-
 impl Stream {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stream::Stdout => "stdout",
-            Stream::Stderr => "stderr",
-        }
-    }
-
     /// The slot of its temporary file in `interrupt`.
     fn temp_slot(self) -> usize {
         match self {
@@ -74,7 +61,8 @@ impl Stream {
 /// How a stream's session prints, decided for both streams together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// Print the stream unchanged (stdout's to stdout, stderr's to stderr).
+    /// Print the stream itself, made safe (stdout's to stdout, stderr's to
+    /// stderr).
     pub passthrough: bool,
     /// This stream's share of `--budget`.
     pub budget: usize,
@@ -84,6 +72,8 @@ pub struct Plan {
 #[derive(Debug, Clone, Copy)]
 pub struct Measure {
     pub bytes: u64,
+    /// Characters passthrough would print (the safe copy) when the stream
+    /// is kept whole; the input's characters otherwise.
     pub chars: u64,
     pub binary: bool,
     /// The scanner holds all of it (so it can pass through).
@@ -146,13 +136,14 @@ impl Sinks {
         }
     }
 
-    fn planned_strategy(&self) -> &'static str {
+    /// The strategy the format asks for, before the input is judged.
+    fn planned_strategy(&self) -> Strategy {
         if self.json.is_some() {
-            "json-shape"
+            Strategy::JsonShape
         } else if self.ndjson.is_some() {
-            "ndjson-shape"
+            Strategy::NdjsonShape
         } else {
-            "text-envelope"
+            Strategy::TextEnvelope
         }
     }
 }
@@ -196,7 +187,12 @@ impl Session {
             args.format = Format::Text;
         }
         let args = &args;
-        let store = Store::open_env(&args.store).map_err(|e| e.to_string());
+        let store = args
+            .store
+            .dir()
+            .map_err(|e| e.to_string())
+            .and_then(|d| usable_dir(d.to_path_buf()))
+            .and_then(|_| Store::open_env(&args.store).map_err(|e| e.to_string()));
         let mut target = None;
         let store = match store {
             Ok(s) => match s.create_temp() {
@@ -228,17 +224,17 @@ impl Session {
     /// Where this stream's own bytes go when copied or passed through:
     /// stderr's to stderr, anything else to stdout. Envelopes always go to
     /// stdout.
-    fn raw_output(&self) -> &'static str {
+    fn raw_output(&self) -> Stream {
         match self.stream {
-            Some(Stream::Stderr) => "stderr",
-            _ => "stdout",
+            Some(Stream::Stderr) => Stream::Stderr,
+            _ => Stream::Stdout,
         }
     }
 
     /// Reads the input to its end (or to an interruption).
     pub fn ingest(&mut self, reader: Reader) -> Ingest {
         let tee_mode = self.args.envelope == EnvelopeMode::Never;
-        let to_stderr = self.raw_output() == "stderr";
+        let to_stderr = self.raw_output() == Stream::Stderr;
         // stderr is not held locked for the whole run: the reaper thread's
         // messages (a command stopped for using the terminal, about to be
         // killed) would wait on the lock for as long as the command lives.
@@ -250,292 +246,76 @@ impl Session {
         ingest::ingest(reader, &mut self.sinks, self.target.take(), tee, progress)
     }
 
-    /// The finished stream's size, and the budget its envelope needs to
-    /// show all of it (header sized with a generous allowance for the path).
+    /// The finished stream's size, what passthrough would print, and the
+    /// budget its envelope needs to show all of it (computed by the
+    /// renderer's size rule, with a header sized for the longest path and
+    /// command it may have to name).
     pub fn measure(&mut self) -> Measure {
         self.sinks.scanner.finish();
         let sc = self.sinks.scanner.result();
-        let text = self.sinks.planned_strategy() == "text-envelope";
+        let text = self.sinks.planned_strategy() == Strategy::TextEnvelope;
+        let printed = match sc.head_is_all && !sc.binary {
+            true => envelope::safe_copy(sc.head).chars().count() as u64,
+            false => sc.chars,
+        };
         let whole_envelope = (sc.head_is_all && text).then(|| {
-            let budgets = |budget| Budgets {
-                budget,
-                tail_budget: self.args.tail_budget,
-                head_budget: self.args.head_budget,
-                tail_lines: self.args.tail,
-                spill_limit: self.args.spill_limit,
-            };
             let dir = self.store.as_ref().map_or(0, |s| s.dir().as_os_str().len());
-            let info = RunInfo {
+            let facts = RunFacts {
                 label: self.label.clone(),
                 id: format!("{}-000000000000", self.label),
                 full_output: Some("x".repeat(dir + self.label.len() + 14)),
-                strategy: "text-envelope".into(),
-                command: Some("x".repeat(200)),
-                exit_status: Some(255),
-                duration_ms: Some(u32::MAX as u64),
-                extra: [("stream".to_string(), "stdout".into())].into_iter().collect(),
-                ..RunInfo::default()
+                command: Some(CommandInfo {
+                    command: "x".repeat(crate::render::facts::COMMAND_CHARS),
+                    exit_status: Some(255),
+                    killed_by_signal: None,
+                    duration_ms: Some(u32::MAX as u64),
+                    timed_out: true,
+                }),
+                stream: Some(Stream::Stdout),
+                // The widest extras a finished run can have.
+                extra: [
+                    ("tokens_est".to_string(), u64::MAX.into()),
+                    ("tokens_method".to_string(), "bytes/4".into()),
+                    ("timed_out".to_string(), true.into()),
+                    ("history".to_string(), crate::history::Observation::widest_json()),
+                ]
+                .into_iter()
+                .collect(),
+                ..RunFacts::default()
             };
-            // The renderer reserves room for worst-case figures, so the
-            // budget that shows everything is a little more than what is
-            // then printed: step up until the lines are those of an
-            // unbounded budget (only the header's "budget" differs).
-            let body = |text: String| text.splitn(4, '\n').nth(3).unwrap_or_default().to_string();
-            let unbounded = envelope::render(&sc, &budgets(usize::MAX / 2), &info, &self.signal);
-            let mut n = unbounded.chars().count();
-            let want = body(unbounded);
-            for _ in 0..32 {
-                if body(envelope::render(&sc, &budgets(n), &info, &self.signal)) == want {
-                    break;
-                }
-                n += n / 16 + 32;
-            }
-            n
+            envelope::whole_budget(&sc, &self.budgets(0), &facts)
         });
-        Measure { bytes: sc.bytes, chars: sc.chars, binary: sc.binary, kept_whole: sc.head_is_all, whole_envelope }
+        Measure { bytes: sc.bytes, chars: printed, binary: sc.binary, kept_whole: sc.head_is_all, whole_envelope }
+    }
+
+    /// The budgets of the text envelope, at `budget` in all.
+    fn budgets(&self, budget: usize) -> Budgets {
+        Budgets {
+            budget,
+            tail_budget: self.args.tail_budget,
+            head_budget: self.args.head_budget,
+            tail_lines: self.args.tail,
+            spill_limit: self.args.spill_limit,
+        }
     }
 
     /// Prints as `plan` says instead of deciding alone (`--stderr separate`).
     pub fn set_plan(&mut self, plan: Plan) {
         self.plan = Some(plan);
     }
-
-    /// Commits the spill, prints the envelope (or the input itself) and
-    /// reports how it went. Problems with outbox go to stderr as well.
-    pub fn finish(mut self, ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
-        self.sinks.scanner.finish();
-        let sc = self.sinks.scanner.result();
-        let interrupted = match ingest.stop {
-            Some(Stop::Signal(sig)) => Some(sig),
-            _ => None,
-        };
-        let tee_mode = self.args.envelope == EnvelopeMode::Never;
-        let budget = self.plan.map_or(self.args.budget, |p| p.budget);
-        let passthrough = match self.plan {
-            Some(p) if p.passthrough => Some(sc.head),
-            Some(_) => None,
-            None if self.args.envelope == EnvelopeMode::Auto && interrupted.is_none() => {
-                envelope::passthrough(&sc, budget)
-            }
-            None => None,
-        };
-        let strategy = if tee_mode {
-            "tee"
-        } else if passthrough.is_some() {
-            "passthrough"
-        } else {
-            self.sinks.planned_strategy()
-        };
-
-        // The shortest id; commit says the real one (longer when another
-        // entry holds these digits).
-        let mut id = store::entry_id(&self.label, &ingest.spill.digest);
-        let mut failed = false;
-        let mut spill_error = None;
-        let mut full_output = None;
-        let mut committed: Option<(Store, Meta)> = None;
-        let mut store_dir = None;
-        match (&self.store, ingest.spill.temp.as_ref(), ingest.spill.error.as_ref()) {
-            (Err(e), _, _) => spill_error = Some(e.clone()),
-            (Ok(_), _, Some(e)) => spill_error = Some(format!("writing the spill failed: {e}")),
-            (Ok(_), None, None) => spill_error = Some("the spill file was lost".into()),
-            (Ok(store), Some(temp), None) => {
-                let mut meta = Meta {
-                    id: id.clone(),
-                    label: self.label.clone(),
-                    strategy: strategy.into(),
-                    created: store::now_secs(),
-                    ttl_seconds: store.ttl_seconds(),
-                    bytes: sc.bytes,
-                    chars: sc.chars,
-                    lines: sc.lines,
-                    complete: interrupted.is_none() && ingest.read_error.is_none(),
-                    interrupted_by: interrupted.map(crate::stream::interrupt::name),
-                    command: command.as_ref().map(|c| c.command.clone()),
-                    exit_status: command.as_ref().and_then(|c| c.exit_status),
-                    signal: command.as_ref().and_then(|c| c.killed_by_signal),
-                    duration_ms: command.as_ref().and_then(|c| c.duration_ms),
-                    digest: store::digest_hex(&ingest.spill.digest),
-                };
-                match store.commit(temp, &mut meta) {
-                    Ok(entry) => {
-                        id = entry.id;
-                        full_output = Some(entry.path);
-                        store_dir = Some(store.dir().to_path_buf());
-                        store::maybe_collect(store);
-                        committed = Some((store.clone(), meta));
-                    }
-                    Err(e) => spill_error = Some(e.to_string()),
-                }
-            }
-        }
-        crate::stream::interrupt::set_temp_path(self.stream.map_or(0, Stream::temp_slot), None);
-        if let Some(e) = &spill_error {
-            failed = true;
-            eprintln!("outbox: the full output could not be kept: {e}");
-        }
-        let mut notes = Vec::new();
-        if let Some(e) = &ingest.read_error {
-            failed = true;
-            eprintln!("outbox: reading the input failed: {e}");
-            notes.push(format!("reading the input failed after {} bytes: {e}", sc.bytes));
-        }
-
-        if tee_mode {
-            if let Some(e) = &ingest.tee_error {
-                if e.kind() != io::ErrorKind::BrokenPipe {
-                    failed = true;
-                    report_output_error(self.raw_output(), e, full_output.as_ref());
-                }
-            }
-            return Outcome { failed, interrupted, full_output };
-        }
-
-        let full_output_text = full_output.as_ref().map(|p| p.display().to_string());
-        let detected = self.sinks.detected.map(Detected::as_str);
-        let ctx = FoldContext {
-            label: &self.label,
-            id: &id,
-            full_output: full_output_text.as_deref(),
-            spill_error: spill_error.as_deref(),
-            bytes: sc.bytes,
-            chars: sc.chars,
-            budget,
-            samples: self.args.samples,
-            detected,
-            command: command.as_ref(),
-            stream: self.stream.map(Stream::name),
-        };
-        let mut info = RunInfo {
-            label: self.label.clone(),
-            id: id.clone(),
-            full_output: full_output_text.clone(),
-            spill_error: spill_error.clone(),
-            strategy: "text-envelope".into(),
-            command: command.as_ref().map(|c| envelope::shorten_text(&c.command, 200)),
-            exit_status: command.as_ref().and_then(|c| c.exit_status),
-            killed_by_signal: command.as_ref().and_then(|c| c.killed_by_signal).map(crate::stream::interrupt::name),
-            duration_ms: command.as_ref().and_then(|c| c.duration_ms),
-            interrupted: interrupted.map(crate::stream::interrupt::name),
-            extra: Default::default(),
-            notes,
-        };
-        if let Some(d) = detected {
-            info.extra.insert("detected".into(), d.into());
-        }
-        if let Some(s) = self.stream {
-            info.extra.insert("stream".into(), s.name().into());
-        }
-        info.extra.insert("tokens_est".into(), sc.bytes.div_ceil(4).into());
-        info.extra.insert("tokens_method".into(), "bytes/4".into());
-        let observation = store_dir.as_deref().and_then(|dir| {
-            let run = history::RunFigures {
-                label: &self.label,
-                command: command.as_ref(),
-                chars: sc.chars,
-                bytes: sc.bytes,
-                lines: sc.lines,
-                signals: sc.signals.hits(),
-                shapes: sc.signals.shapes(),
-                id: &id,
-                digest: &store::digest_hex(&ingest.spill.digest),
-                complete: interrupted.is_none() && ingest.read_error.is_none(),
-            };
-            match history::observe(dir, &self.args, &run) {
-                Ok(o) => Some(o),
-                Err(e) => {
-                    crate::say!("could not record this run in the history: {e}");
-                    None
-                }
-            }
-        });
-        if let Some(o) = observation.as_ref().filter(|o| o.change.is_some() || o.trend.is_some()) {
-            info.extra.insert("history".into(), o.to_json());
-        }
-        if command.as_ref().is_some_and(|c| c.timed_out) {
-            info.extra.insert("timed_out".into(), true.into());
-        }
-        let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
-            (Some(_), _, _) => None,
-            (None, Some(json), _) => match json.fold(&ctx) {
-                Ok(text) => Some(text),
-                Err(fallback) => {
-                    // Not JSON (or too large to fold): the text envelope,
-                    // with the reason in the header; the metadata follows.
-                    let mut why = serde_json::Map::new();
-                    why.insert("reason".into(), fallback.reason.clone().into());
-                    why.insert("line".into(), fallback.line.into());
-                    why.insert("column".into(), fallback.column.into());
-                    info.extra.insert("json_error".into(), why.into());
-                    // In wrap mode stderr shares the stream unless kept apart.
-                    let hint = if command.is_some() && self.stream.is_none() {
-                        " (the command's stderr is in the same stream; --stderr separate keeps it out)"
-                    } else {
-                        ""
-                    };
-                    info.notes.push(format!("not folded as JSON: {fallback}{hint}; the text envelope follows"));
-                    if let Some((store, mut meta)) = committed.take() {
-                        meta.strategy = "text-envelope".into();
-                        if let Err(e) = store.write_meta(&meta) {
-                            eprintln!("outbox: could not update the metadata of {}: {e}", meta.id);
-                        }
-                    }
-                    None
-                }
-            },
-            (None, None, Some(nd)) => Some(nd.render(&ctx)),
-            (None, None, None) => None,
-        };
-        let to_stderr = passthrough.is_some() && self.raw_output() == "stderr";
-        let printed = match (passthrough, folded) {
-            (Some(raw), _) if to_stderr => write_stderr(raw),
-            (Some(raw), _) => write_stdout(raw),
-            (None, Some(text)) => write_stdout(text.as_bytes()),
-            (None, None) => {
-                let budgets = Budgets {
-                    budget,
-                    tail_budget: self.args.tail_budget,
-                    head_budget: self.args.head_budget,
-                    tail_lines: self.args.tail,
-                    spill_limit: self.args.spill_limit,
-                };
-                let text = envelope::render(&sc, &budgets, &info, &self.signal);
-                write_stdout(text.as_bytes())
-            }
-        };
-        if passthrough.is_some() {
-            if let Some(t) = observation.as_ref().and_then(|o| o.trend.as_ref()).filter(|t| t.is_near(NEAR_RUNS)) {
-                warn_near_boundary(&self.label, t);
-            }
-        }
-        if let Err(e) = printed {
-            // A reader that went away (`| head`) is not a failure: the spill
-            // is already safe.
-            if e.kind() != io::ErrorKind::BrokenPipe {
-                failed = true;
-                report_output_error(if to_stderr { "stderr" } else { "stdout" }, &e, full_output.as_ref());
-            }
-        }
-        Outcome { failed, interrupted, full_output }
-    }
 }
 
-/// Runs ahead within which a rising series is reported near its boundary.
-const NEAR_RUNS: f64 = 20.0;
-
-/// One line on stderr when output passed through unchanged but its series
-/// is near the boundary or heading for it: the day it crosses, the reader
-/// will suddenly see an envelope instead.
-fn warn_near_boundary(label: &str, t: &crate::history::trend::Trend) {
-    let unit = t.unit.name();
-    match (t.runs_left, t.slope_per_run) {
-        (Some(left), Some(slope)) => crate::say!(
-            "{label}: output is growing {slope:+} {unit} a run (now about {} of a {}-{unit} boundary); it crosses in about {} runs",
-            t.level,
-            t.boundary,
-            left.round()
-        ),
-        _ => crate::say!("{label}: output is at {} of a {}-{unit} boundary", t.level, t.boundary),
+/// A store directory whose path is not UTF-8 cannot be named in a header
+/// (`full_output` would name a path that does not exist): refused, as an
+/// unusable store is.
+fn usable_dir(dir: PathBuf) -> Result<PathBuf, String> {
+    match dir.to_str() {
+        Some(_) => Ok(dir),
+        None => Err(format!(
+            "the store directory {} is not valid UTF-8, so its path cannot be printed as full_output; \
+use --dir or OUTBOX_DIR with a UTF-8 path",
+            dir.display()
+        )),
     }
 }
 
@@ -553,10 +333,11 @@ fn write_stderr(bytes: &[u8]) -> io::Result<()> {
     lock.flush()
 }
 
-fn report_output_error(to: &str, e: &io::Error, path: Option<&PathBuf>) {
+fn report_output_error(to: Stream, e: &io::Error, path: Option<&PathBuf>) {
+    let to = to.as_str();
     match path {
-        Some(p) => eprintln!("outbox: cannot write to {to} ({e}); the full output is kept at {}", store::path_text(p)),
-        None => eprintln!("outbox: cannot write to {to} ({e}); the full output could not be kept either"),
+        Some(p) => crate::say!("cannot write to {to} ({e}); the full output is kept at {}", store::path_text(p)),
+        None => crate::say!("cannot write to {to} ({e}); the full output could not be kept either"),
     }
 }
 
@@ -575,8 +356,8 @@ pub fn run_stdin(args: &RunOptions) -> anyhow::Result<u8> {
         // `outbox` typed alone waits for input that a person may not know
         // it wants; say so where that person is looking.
         if io::stdin().is_terminal() && io::stderr().is_terminal() {
-            eprintln!(
-                "outbox: reading standard input from the terminal; end it with Ctrl-D \
+            crate::say!(
+                "reading standard input from the terminal; end it with Ctrl-D \
 (to run a command and envelope its output: outbox -- CMD [ARGS...])"
             );
         }

@@ -5,10 +5,9 @@
 use regex::bytes::Regex;
 
 use crate::store::StoreEnv;
-use crate::stream::signal;
+use crate::stream::{defaults, signal};
 
-/// Smallest budget that holds a header, the markers and a useful tail.
-pub const MIN_BUDGET: usize = 1_000;
+pub use crate::stream::defaults::MIN_BUDGET;
 
 /// When to print the envelope instead of the input itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -94,15 +93,15 @@ impl Default for RunOptions {
             label: None,
             store: StoreEnv::default(),
             signal: signal::matcher(None).expect("the default signal pattern compiles"),
-            tail: 20,
-            budget: 14_000,
-            tail_budget: 3_000,
-            head_budget: 1_000,
-            spill_limit: 100_000,
+            tail: defaults::TAIL_LINES,
+            budget: defaults::BUDGET,
+            tail_budget: defaults::TAIL_BUDGET,
+            head_budget: defaults::HEAD_BUDGET,
+            spill_limit: defaults::SPILL_LIMIT,
             envelope: EnvelopeMode::Auto,
             format: Format::Text,
-            samples: 8,
-            json_max_bytes: 1 << 30,
+            samples: defaults::SAMPLES,
+            json_max_bytes: defaults::JSON_MAX_BYTES,
             stderr: StderrMode::Merged,
             progress: false,
             mmap: false,

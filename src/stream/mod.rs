@@ -1,9 +1,11 @@
 //! The stream: read the input in recycled blocks ([`input`]), hand each
 //! block to the spill thread ([`spill`]) and to the scanner ([`scan`], with
-//! [`mod@line`], [`tail`] and [`signal`]) in one pass ([`ingest`]); notice
-//! interruptions ([`interrupt`]) and report progress ([`progress`]).
+//! [`line`](mod@line), [`tail`] and [`signal`]) in one pass ([`ingest`]); notice
+//! interruptions ([`interrupt`]) and report progress ([`progress`]). The
+//! documented defaults of every budget are named once in [`defaults`].
 //! Nothing here knows the store's layout or how the envelope looks.
 
+pub mod defaults;
 pub mod ingest;
 pub mod input;
 pub mod interrupt;

@@ -35,22 +35,37 @@ pub struct ScanConfig {
     pub signal: Regex,
 }
 
+impl Default for ScanConfig {
+    /// The documented defaults (`stream::defaults`) and the default signal.
+    fn default() -> ScanConfig {
+        use crate::stream::defaults;
+        ScanConfig {
+            budget: defaults::BUDGET,
+            tail_lines: defaults::TAIL_LINES,
+            tail_budget: defaults::TAIL_BUDGET,
+            signal: crate::stream::signal::matcher(None).expect("the default signal pattern compiles"),
+        }
+    }
+}
+
 impl ScanConfig {
     /// Bytes of the input's start kept raw: enough to pass through any
     /// input of at most `budget` chars (a char is at most 4 bytes).
     pub fn head_bytes(&self) -> usize {
-        4 * self.budget + 4
+        // Saturating: a budget near usize::MAX must not wrap to a tiny arena
+        // (which silently turned passthrough off).
+        self.budget.saturating_mul(4).saturating_add(4)
     }
     /// Bytes kept from each end of a long line.
     fn piece(&self) -> usize {
-        (2 * self.budget).max(crate::stream::tail::piece_for(self.tail_budget))
+        self.budget.saturating_mul(2).max(crate::stream::tail::piece_for(self.tail_budget))
     }
     /// Bytes kept from each end of an open line over `LINE_CAP`: a piece,
     /// the slack `StoredLine::set` looks into for a character boundary, and
     /// the `\r` of a CRLF (dropped at the line's end), so the kept ends come
     /// out the same as when the line arrives whole in one block.
     fn open_piece(&self) -> usize {
-        self.piece() + crate::stream::line::CUT_SLACK + 1
+        self.piece().saturating_add(crate::stream::line::CUT_SLACK + 1)
     }
 }
 

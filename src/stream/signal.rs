@@ -15,6 +15,7 @@
 use std::collections::{HashSet, VecDeque};
 
 use regex::bytes::Regex;
+use regex_syntax::hir::{Hir, HirKind, Look, Repetition};
 
 use crate::stream::line::{LineBody, StoredLine};
 
@@ -26,14 +27,51 @@ pub const SIGNAL_LINE_CHARS: usize = 300;
 /// Bytes kept from each end of a long signal line (enough for 300 chars).
 const PIECE: usize = 4 * SIGNAL_LINE_CHARS / 2;
 
-/// Builds the line matcher: the default, or the user's regex, in multi-line
-/// CRLF-aware mode so `^`/`$` mean the ends of a line.
+/// Builds the line matcher: the default, or the user's regex, in
+/// multi-line mode so `^`/`$` mean the ends of a line, as the contract
+/// defines lines: `\n` ends one, and a `\r` belongs to the terminator only
+/// right before it. The regex crate's CRLF mode would also end a line at a
+/// lone `\r` (`^error` matched `a\rerror`), so instead every `$` is
+/// rewritten to `\r?$` (in `\n`-only multi-line mode) on the parsed
+/// pattern, never on its text.
 pub fn matcher(user: Option<&str>) -> Result<Regex, regex::Error> {
-    let pat = match user {
-        Some(p) => format!("(?mR:{p})"),
-        None => format!("(?miR:{DEFAULT_SIGNAL})"),
+    let (pat, fold) = match user {
+        Some(p) => (p, false),
+        None => (DEFAULT_SIGNAL, true),
     };
-    regex::bytes::RegexBuilder::new(&pat).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
+    let hir = regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .case_insensitive(fold)
+        .utf8(false)
+        .build()
+        .parse(pat)
+        .map_err(|e| regex::Error::Syntax(e.to_string()))?;
+    regex::bytes::RegexBuilder::new(&line_ends(hir).to_string()).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
+}
+
+/// `hir` with every end-of-line assertion allowed to follow a `\r` (the
+/// `\r` of a CRLF terminator).
+fn line_ends(hir: Hir) -> Hir {
+    match hir.into_kind() {
+        HirKind::Look(Look::EndLF) => {
+            let cr = Repetition { min: 0, max: Some(1), greedy: true, sub: Box::new(Hir::literal(*b"\r")) };
+            Hir::concat(vec![Hir::repetition(cr), Hir::look(Look::EndLF)])
+        }
+        HirKind::Repetition(mut r) => {
+            r.sub = Box::new(line_ends(*r.sub));
+            Hir::repetition(r)
+        }
+        HirKind::Capture(mut c) => {
+            c.sub = Box::new(line_ends(*c.sub));
+            Hir::capture(c)
+        }
+        HirKind::Concat(v) => Hir::concat(v.into_iter().map(line_ends).collect()),
+        HirKind::Alternation(v) => Hir::alternation(v.into_iter().map(line_ends).collect()),
+        HirKind::Empty => Hir::empty(),
+        HirKind::Literal(l) => Hir::literal(l.0),
+        HirKind::Class(c) => Hir::class(c),
+        HirKind::Look(l) => Hir::look(l),
+    }
 }
 
 #[derive(Debug)]
@@ -170,5 +208,26 @@ mod tests {
         assert_eq!(p[1], 100);
         assert!(p.contains(&2), "the first of the repeated shape: {p:?}");
         assert!(p.len() <= 1 + 3 + 10);
+    }
+
+    /// `^`/`$` end a line only at `\n` (a `\r` belongs to the terminator
+    /// only before it); with the regex crate's CRLF mode a lone `\r` ended
+    /// a line too.
+    #[test]
+    fn line_anchors_follow_the_contracts_line_ends() {
+        let start = matcher(Some("^error")).unwrap();
+        assert!(!start.is_match(b"a\rerror"));
+        assert!(start.is_match(b"ok\nerror here"));
+        assert!(start.is_match(b"ok\r\nerror here"));
+        let end = matcher(Some("error$")).unwrap();
+        assert!(end.is_match(b"error\r\n"));
+        assert!(end.is_match(b"error\nmore"));
+        assert!(end.is_match(b"an error"));
+        assert!(!end.is_match(b"error\rmore\n"));
+        let default = matcher(None).unwrap();
+        assert!(default.is_match(b"BUILD FAILED"));
+        assert!(!default.is_match(b"errors"));
+        assert!(matcher(Some("(")).is_err());
+        assert!(matcher(Some(r"(?-u:\xff)x")).unwrap().is_match(b"\xffx"));
     }
 }

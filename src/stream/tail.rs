@@ -35,7 +35,7 @@ impl TailRing {
             spare: Vec::new(),
             max_lines,
             piece: piece_for(tail_budget),
-            older_cap: 4 * tail_budget.max(64),
+            older_cap: tail_budget.max(64).saturating_mul(4),
             held: 0,
             scratch: Vec::new(),
         }
@@ -131,7 +131,7 @@ impl TailRing {
 /// `sanitize::MAX_SEQUENCE` chars) cannot span into a kept end's last
 /// characters. The scanner keeps at least as much of an open line.
 pub fn piece_for(tail_budget: usize) -> usize {
-    4 * tail_budget.max(512)
+    tail_budget.max(512).saturating_mul(4)
 }
 
 /// The line's content without the `\r` of a CRLF terminator.

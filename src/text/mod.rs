@@ -1,7 +1,9 @@
 //! Text, the leaf layer: counting characters of lossy UTF-8, making
-//! untrusted bytes safe to print, shortening, and sizes.
+//! untrusted bytes safe to print (one list of unsafe characters), shortening
+//! with the one cut marker, sizes, and messages to stderr.
 
 pub mod sanitize;
+pub mod shorten;
 pub mod size;
 pub mod stderr;
 pub mod utf8;

@@ -116,6 +116,41 @@ pub fn display_len(raw: &[u8]) -> usize {
     display(raw).chars()
 }
 
+/// The one list of characters that must never reach a terminal or an
+/// agent raw, wherever outbox prints (lines, headers, JSON folds): C0
+/// controls, DEL, C1 controls (U+0080-009F, which include the one-byte CSI
+/// U+009B), the bidirectional controls that reorder what is shown (U+061C,
+/// U+200E/F, U+202A-202E, U+2066-2069) and the line and paragraph
+/// separators U+2028/2029. Tab and newline are in it too: each printer says
+/// how it shows them (a line keeps its tabs; JSON writes `\t`, `\n`).
+pub fn is_unsafe_char(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0}'..='\u{1f}'
+            | '\u{7f}'..='\u{9f}'
+            | '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// Characters of `s` written as a JSON string literal the way outbox writes
+/// one (quotes included): short escapes for `"`, `\\` and the usual
+/// controls, `\uXXXX` for every other unsafe character.
+pub fn json_literal_chars(s: &str) -> usize {
+    let escaped: usize = s
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if is_unsafe_char(c) => 6,
+            _ => 1,
+        })
+        .sum();
+    escaped + 2
+}
+
 fn push_char(out: &mut String, c: char) -> u32 {
     use std::fmt::Write;
     let start = out.len();
@@ -125,14 +160,7 @@ fn push_char(out: &mut String, c: char) -> u32 {
         '\u{0}'..='\u{1f}' | '\u{7f}' => {
             let _ = write!(out, "\\x{:02x}", c as u32);
         }
-        '\u{80}'..='\u{9f}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{061c}'
-        | '\u{2028}'
-        | '\u{2029}' => {
+        c if is_unsafe_char(c) => {
             let _ = write!(out, "\\u{{{:04x}}}", c as u32);
         }
         _ => out.push(c),

@@ -3,6 +3,8 @@
 
 use std::process::{Command, Stdio};
 
+use outbox::stream::defaults::BUDGET;
+
 use crate::util::{self, chars, run, Store};
 
 fn is_entry(p: &std::path::Path) -> bool {
@@ -46,7 +48,9 @@ fn small_text_passes_through_unchanged() {
     let data = b"hello \x1b[31mred\x1b[0m\nno newline at end";
     let out = run(&store, &[], data);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(out.stdout, data);
+    // Made safe as the envelope's lines are: colour codes are stripped from
+    // what is printed (not from the stored copy, checked below).
+    assert_eq!(out.stdout, b"hello red\nno newline at end");
     let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
     assert_eq!(kept.len(), 1);
     assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
@@ -66,7 +70,7 @@ fn input_at_the_budget_passes_just_over_is_enveloped() {
 #[test]
 fn empty_input_is_stated() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &[], b"", 14000);
+    let (text, h) = envelope(&store, &[], b"", BUDGET);
     assert!(text.contains("--- empty input: no bytes were read ---"));
     assert_eq!(h["lines"], 0);
 }
@@ -74,7 +78,7 @@ fn empty_input_is_stated() {
 #[test]
 fn binary_input_is_enveloped_and_stated() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &[], b"PK\x03\x04\x00\x00binary\n", 14000);
+    let (text, h) = envelope(&store, &[], b"PK\x03\x04\x00\x00binary\n", BUDGET);
     assert_eq!(h["binary"], true);
     assert!(text.contains("--- binary input"));
     assert!(text.contains("\\x00"), "NUL shown escaped");
@@ -89,7 +93,7 @@ fn crlf_invalid_utf8_and_unterminated_last_line() {
         data.extend_from_slice(b"\xff\xe2\x82 ok\r\n");
     }
     data.extend_from_slice(b"FAILED: last line without newline");
-    let (text, h) = envelope(&store, &[], &data, 14000);
+    let (text, h) = envelope(&store, &[], &data, BUDGET);
     assert_eq!(h["unterminated_last_line"], true);
     assert_eq!(h["signal_hits"], 1);
     assert!(text.ends_with("FAILED: last line without newline\n"));
@@ -104,7 +108,7 @@ fn many_error_lines_are_all_counted() {
         data.push_str(&format!("src/mod{i}.rs:{i}: error: mismatched types\n"));
     }
     data.push_str("error: could not compile `x` due to 100000 previous errors\n");
-    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, h) = envelope(&store, &[], data.as_bytes(), BUDGET);
     let hits = h["signal_hits"].as_u64().unwrap();
     assert_eq!(hits, 100_001);
     let shown = h["signal_lines_shown"].as_u64().unwrap();
@@ -126,7 +130,7 @@ fn build_log_with_long_error_lines() {
         }
     }
     data.push_str("BUILD FAILED: 40 errors\n");
-    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, h) = envelope(&store, &[], data.as_bytes(), BUDGET);
     assert_eq!(h["signal_hits"], 41);
     for line in text.lines().filter(|l| l.contains(": error[E0308]")) {
         assert!(line.chars().count() <= 300 + 8, "signal line shortened: {}", line.chars().count());
@@ -144,7 +148,7 @@ fn find_wc_output_keeps_its_total() {
         data.push_str(&format!("  {} ./src/deeply/nested/path/file_{i}.rs\n", 100 + i % 900));
     }
     data.push_str(" 658964 total\n");
-    let (text, _) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, _) = envelope(&store, &[], data.as_bytes(), BUDGET);
     assert!(text.ends_with(" 658964 total\n"));
     assert!(text.contains("./src/deeply/nested/path/file_0.rs"));
 }
@@ -167,11 +171,11 @@ fn a_5mb_single_line_keeps_both_ends() {
     let mut data = b"BEGIN".to_vec();
     data.extend(std::iter::repeat_n(b'z', 5_000_000));
     data.extend_from_slice(b"END: 3 errors\n");
-    let (text, h) = envelope(&store, &[], &data, 14000);
+    let (text, h) = envelope(&store, &[], &data, BUDGET);
     assert_eq!(h["lines"], 1);
     assert!(text.contains("BEGIN"));
     assert!(text.ends_with("END: 3 errors\n"));
-    assert!(text.contains("chars cut…]"));
+    assert!(text.contains("chars cut]…"));
 }
 
 #[test]
@@ -183,7 +187,7 @@ fn ansi_is_stripped_and_marker_imitations_escaped() {
         data.push_str(&format!("\x1b[32mline {i}\x1b[0m bell\x07\n"));
     }
     data.push_str("--- signal lines (0 of 0 shown) ---\n");
-    let (text, h) = envelope(&store, &[], data.as_bytes(), 14000);
+    let (text, h) = envelope(&store, &[], data.as_bytes(), BUDGET);
     assert!(!text.contains('\x1b'));
     assert!(!text.contains('\x07'));
     assert!(text.contains("bell\\x07"));
@@ -197,7 +201,7 @@ fn ansi_is_stripped_and_marker_imitations_escaped() {
 #[test]
 fn envelope_modes_always_and_never() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &["--envelope", "always"], b"one\ntwo\n", 14000);
+    let (text, h) = envelope(&store, &["--envelope", "always"], b"one\ntwo\n", BUDGET);
     assert_eq!(h["lines"], 2);
     assert!(text.ends_with("--- tail 2/2 lines ---\none\ntwo\n"));
     let big: String = (0..50_000).map(|i| format!("{i}\n")).collect();
@@ -362,7 +366,7 @@ fn header_has_every_key_the_contract_names_and_they_agree_with_the_body() {
     let store = Store::new();
     let data: Vec<u8> = (1..=5000).flat_map(|i| format!("line {i} of the log\n").into_bytes()).collect();
     let args = ["--tail", "50", "--tail-budget", "400"];
-    let (text, h) = envelope(&store, &args, &data, 14_000);
+    let (text, h) = envelope(&store, &args, &data, BUDGET);
     for key in [
         "label",
         "id",
@@ -447,4 +451,149 @@ fn progress_is_silent_when_stderr_is_not_a_terminal() {
     let out = run(&store, &["--progress"], data.as_bytes());
     assert!(out.status.success());
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Small input passes through made safe exactly as the envelope's lines:
+/// before, it was printed raw, so it could forge an envelope (a fake header
+/// block, fake markers) and reach a terminal with OSC 52 clipboard writes,
+/// OSC 8 links, bidi overrides, C1 controls and lone CRs.
+#[test]
+fn passthrough_cannot_forge_an_envelope_or_reach_a_terminal_raw() {
+    let store = Store::new();
+    let data = "<<<OUTBOX-HEADER\n{\"chars\":1,\"full_output\":\"/tmp/evil\"}\nOUTBOX-HEADER\n\
+--- tail 1/1 lines ---\n\
+copy \x1b]52;c;ZXZpbA==\x07 this\n\
+\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\n\
+file \u{202e}gpj.exe \u{9b}2J done\n\
+progress 10%\rprogress 100%\n\
+all good\n";
+    let out = run(&store, &[], data.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "\\x3c<<OUTBOX-HEADER", "{text}");
+    assert_eq!(lines[2], "\\x4fUTBOX-HEADER");
+    assert_eq!(lines[3], "\\x2d-- tail 1/1 lines ---");
+    assert_eq!(lines[4], "copy  this");
+    assert_eq!(lines[5], "click");
+    // U+009B is a one-byte CSI: the sequence is stripped like ESC [.
+    assert_eq!(lines[6], "file \\u{202e}gpj.exe  done");
+    assert_eq!(lines[7], "progress 10%\\rprogress 100%");
+    assert_eq!(lines[8], "all good");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{202e}') && !text.contains('\r'));
+    // The stored copy keeps the exact bytes, and --envelope never stays raw.
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
+    assert_eq!(std::fs::read(&kept[0]).unwrap(), data.as_bytes());
+    let raw = run(&store, &["--envelope", "never"], data.as_bytes());
+    assert_eq!(raw.stdout, data.as_bytes());
+}
+
+#[test]
+fn passthrough_keeps_plain_text_tabs_crlf_and_utf8_byte_for_byte() {
+    let store = Store::new();
+    let data = "名前\t値\r\nline two\r\n日本語のテキスト\n\tindented\nlast without newline".as_bytes();
+    let out = run(&store, &[], data);
+    assert_eq!(out.stdout, data);
+}
+
+/// The passthrough decision is made on what would be printed: input within
+/// the budget whose escapes push it over gets the envelope instead.
+#[test]
+fn passthrough_that_escaping_would_push_over_the_budget_is_enveloped() {
+    let store = Store::new();
+    let data = format!("{}\n", "\u{1}".repeat(400)); // 401 chars, 1,601 once escaped
+    let (text, h) = envelope(&store, &["--budget", "1000"], data.as_bytes(), 1000);
+    assert_eq!(h["strategy"], "text-envelope");
+    assert!(!text.contains('\u{1}'));
+    let fits = format!("{}\n", "\u{1}".repeat(200)); // 801 chars once escaped
+    let out = run(&store, &["--budget", "1000"], fits.as_bytes());
+    assert_eq!(out.stdout, format!("{}\n", "\\x01".repeat(200)).as_bytes());
+}
+
+/// A store directory nested `depth` levels of 100-char names deep.
+fn deep_dir(store: &Store, depth: usize) -> std::path::PathBuf {
+    let mut d = store.path().to_path_buf();
+    for i in 0..depth {
+        d.push(format!("{i}{}", "d".repeat(99)));
+    }
+    d
+}
+
+/// A long store path used to break the budget (a 500-char path at
+/// `--budget 1000` printed 1,051 chars) and the JSON header cut it to 300
+/// chars in the middle, printing a path that does not exist. Now both print
+/// the real path, within the budget the header states, raised from
+/// `--budget` only as far as the path needs (and said on stderr).
+#[test]
+fn long_store_paths_are_printed_whole_within_the_stated_budget() {
+    let store = Store::new();
+    let text: Vec<u8> = (1..=5000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    let json: Vec<u8> =
+        format!("[{}]", (0..2000).map(|i| format!("{{\"id\":{i}}}")).collect::<Vec<_>>().join(",")).into_bytes();
+    for depth in [4, 9] {
+        let dir = deep_dir(&store, depth);
+        let dir_arg = dir.to_str().unwrap();
+        assert!(dir_arg.len() > 400 + 500 * (depth / 9), "{}", dir_arg.len());
+        for (args, data) in [(vec!["--budget", "1000"], &text), (vec!["--budget", "1000", "--format", "json"], &json)] {
+            let mut all = vec!["--dir", dir_arg];
+            all.extend(args.iter().copied());
+            let out = run(&store, &all, data);
+            assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+            let printed = String::from_utf8(out.stdout.clone()).unwrap();
+            let h: serde_json::Value = match printed.strip_prefix("<<<OUTBOX-HEADER\n") {
+                Some(rest) => serde_json::from_str(rest.lines().next().unwrap()).unwrap(),
+                None => serde_json::from_str::<serde_json::Value>(&printed).unwrap()["header"].clone(),
+            };
+            let path = h["full_output"].as_str().expect("a path");
+            assert!(std::path::Path::new(path).is_file(), "full_output {path} does not exist");
+            assert_eq!(std::fs::read(path).unwrap(), *data);
+            let budget = h["budget"].as_u64().unwrap() as usize;
+            assert!(chars(&out.stdout) <= budget, "{} chars > stated budget {budget}", chars(&out.stdout));
+            if depth == 9 {
+                assert!(budget > 1000, "a 900-char path does not fit 1,000");
+                assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("uses a budget of {budget}")));
+            }
+        }
+    }
+}
+
+/// A store path that is not UTF-8 cannot be printed as `full_output`: such
+/// a store is refused like an unusable one (it used to print a lossy path
+/// that does not exist).
+#[test]
+fn a_store_path_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let store = Store::new();
+    let dir = store.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let mut cmd = Command::new(util::bin());
+    cmd.arg("--dir").arg(&dir).arg("--envelope").arg("always");
+    let out = util::run_cmd(cmd, b"hello\n");
+    assert_eq!(out.status.code(), Some(1));
+    let h = header(&out.stdout);
+    assert!(h["full_output"].is_null());
+    assert!(h["spill_error"].as_str().unwrap().contains("not valid UTF-8"), "{h}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid UTF-8"));
+}
+
+/// A budget of 2^62 or more wrapped the head arena (4 bytes a char) to a
+/// few bytes, so small input was no longer passed through.
+#[test]
+fn a_huge_budget_still_passes_small_input_through() {
+    let store = Store::new();
+    for budget in ["4611686018427387904", "18446744073709551615"] {
+        let out = run(&store, &["--budget", budget], b"hello\nworld\n");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.stdout, b"hello\nworld\n", "--budget {budget}");
+    }
+}
+
+/// `--signal` anchors end a line only at `\n` (a `\r` belongs to the
+/// terminator only before it): `^error` used to match after a lone CR.
+#[test]
+fn signal_anchors_do_not_treat_a_lone_cr_as_a_line_end() {
+    let store = Store::new();
+    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "^error"], b"a\rerror\nok\n", BUDGET);
+    assert_eq!(h["signal_hits"], 0, "{h}");
+    let (_, h) = envelope(&store, &["--envelope", "always", "--signal", "error$"], b"ok\r\nerror\r\nend\r\n", BUDGET);
+    assert_eq!(h["signal_hits"], 1, "{h}");
 }

@@ -4,7 +4,8 @@
 //! count; the first and last lines are present.
 
 use outbox::reference::{self, model};
-use outbox::render::envelope::{self, Budgets, RunInfo};
+use outbox::render::envelope::{self, Budgets};
+use outbox::render::facts::RunFacts;
 use outbox::stream::scan::ScanConfig;
 use outbox::stream::signal;
 use outbox::text::sanitize::display;
@@ -15,14 +16,16 @@ pub fn render(data: &[u8], splits: &[usize], b: &Budgets, user_signal: Option<&s
     let cfg = ScanConfig { budget: b.budget, tail_lines: b.tail_lines, tail_budget: b.tail_budget, signal: re.clone() };
     let ends: Vec<usize> = splits.iter().scan(0, |at, &s| Some(*at + s).inspect(|&e| *at = e)).collect();
     let sc = reference::scan_blocks(cfg, reference::blocks_at(data, &ends));
-    let info = RunInfo {
+    envelope::render(&sc.result(), b, &facts(), &re)
+}
+
+fn facts() -> RunFacts {
+    RunFacts {
         label: "t".into(),
         id: "t-000000000000".into(),
         full_output: Some("/store/t-000000000000".into()),
-        strategy: "text-envelope".into(),
-        ..RunInfo::default()
-    };
-    envelope::render(&sc.result(), b, &info, &re)
+        ..RunFacts::default()
+    }
 }
 
 pub fn header(out: &str) -> serde_json::Value {
@@ -58,7 +61,7 @@ fn input() -> impl Strategy<Value = Vec<u8>> {
 
 fn budgets() -> impl Strategy<Value = Budgets> {
     (1000usize..20000, 0usize..5000, 0usize..3000, 1usize..60).prop_map(|(budget, tail_budget, head_budget, tail)| {
-        Budgets { budget, tail_budget, head_budget, tail_lines: tail, spill_limit: 100_000 }
+        Budgets { budget, tail_budget, head_budget, tail_lines: tail, ..Budgets::default() }
     })
 }
 
@@ -72,6 +75,24 @@ proptest! {
         prop_assert_eq!(whole, split);
         let bytewise = render(&data, &vec![1; data.len().min(3000)], &b, None);
         prop_assert_eq!(render(&data, &[], &b, None), bytewise);
+    }
+
+    /// `whole_budget` is computed, not searched for: at that budget the
+    /// envelope shows the same lines as at an unbounded one (only the
+    /// header's figures differ), and it stays within it.
+    #[test]
+    fn whole_budget_shows_what_an_unbounded_budget_shows(data in input(), b in budgets()) {
+        let re = signal::matcher(None).unwrap();
+        let cfg = ScanConfig { budget: 1 << 20, tail_lines: b.tail_lines, tail_budget: b.tail_budget, signal: re.clone() };
+        let sc = reference::scan_blocks(cfg, [&data[..]]);
+        let sc = sc.result();
+        let info = facts();
+        let n = envelope::whole_budget(&sc, &b, &info);
+        let body = |text: &str| text.splitn(4, '\n').nth(3).unwrap_or_default().to_string();
+        let at = |budget| envelope::render(&sc, &Budgets { budget, ..b.clone() }, &info, &re);
+        let whole = at(n);
+        prop_assert!(whole.chars().count() <= n);
+        prop_assert_eq!(body(&whole), body(&at(usize::MAX / 2)));
     }
 
     #[test]
@@ -126,17 +147,85 @@ fn a_line_longer_than_every_buffer_keeps_its_end() {
     let mut data = b"first line\n".to_vec();
     data.extend(std::iter::repeat_n(b'y', 3 << 20));
     data.extend_from_slice(b" BUILD FAILED: 3 errors\n");
-    let b = Budgets { budget: 14000, tail_budget: 3000, head_budget: 1000, tail_lines: 20, spill_limit: 100_000 };
+    let b = Budgets::default();
     let out = render(&data, &[65536; 64], &b, None);
-    assert!(out.chars().count() <= 14000);
+    assert!(out.chars().count() <= b.budget);
     assert!(out.contains("BUILD FAILED: 3 errors\n"));
     assert!(out.contains("first line\n"));
     let h = header(&out);
     assert_eq!(h["signal_hits"], 1);
     assert_eq!(h["lines"], 2);
-    let cut = out.split("[…").nth(1).unwrap().split(" chars cut…]").next().unwrap();
+    let cut = out.split("…[").nth(1).unwrap().split(" chars cut]…").next().unwrap();
     let cut: u64 = cut.parse().unwrap();
     let line = out.lines().find(|l| l.contains("chars cut")).unwrap();
     let shown_y = line.matches('y').count() as u64;
     assert_eq!(cut + shown_y, 3 << 20, "cut + shown = the line's chars");
+}
+
+/// One list of characters unsafe to print (`sanitize::is_unsafe_char`): the
+/// JSON folds escape exactly those (their escaper works on bytes for
+/// speed), the text envelope's lines and header too.
+#[test]
+fn every_printer_escapes_the_one_list_of_unsafe_characters() {
+    use outbox::stream::ingest::BlockSink;
+    use outbox::text::sanitize::is_unsafe_char;
+    let ranges = [0u32..0x300, 0x600..0x700, 0x2000..0x2100, 0xfe00..0xff00];
+    for c in ranges.into_iter().flatten().filter_map(char::from_u32) {
+        if matches!(c, '"' | '\\') {
+            continue;
+        }
+        let doc = serde_json::to_string(&vec![format!("a{c}b")]).unwrap();
+        let mut col = outbox::json::JsonCollector::new(1 << 20);
+        col.feed(doc.as_bytes());
+        let out = col.fold(&reference::fold_context(4000)).expect("folds");
+        assert_eq!(!out.contains(&format!("a{c}b")), is_unsafe_char(c), "JSON fold and U+{:04X}", c as u32);
+        let shown = display(format!("a{c}b").as_bytes()).text;
+        assert_eq!(
+            shown != format!("a{c}b") && c != '\t',
+            is_unsafe_char(c) && c != '\t',
+            "line and U+{:04X}",
+            c as u32
+        );
+    }
+}
+
+fn hostile() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        "[a-z \t]{0,8}".prop_map(|s| s.into_bytes()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"--- ".to_vec()),
+        Just(b" ---".to_vec()),
+        Just(b"<<<OUTBOX-HEADER".to_vec()),
+        Just(b"OUTBOX-HEADER".to_vec()),
+        Just(b"\x1b[31m".to_vec()),
+        Just(b"\x1b]52;c;ZXZpbA==\x07".to_vec()),
+        Just(b"\x1b]8;;http://x/\x1b\\".to_vec()),
+        Just("\u{202e}\u{9b}\u{85}\u{2028}".as_bytes().to_vec()),
+        Just(b"\xff\xc3".to_vec()),
+        Just("日本語".as_bytes().to_vec()),
+    ];
+    prop::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    /// Passthrough's safe copy: nothing unsafe raw (a `\r` only as part of
+    /// a CRLF), no line that passes for a marker, every line kept.
+    #[test]
+    fn safe_copy_is_safe_and_keeps_the_lines(data in hostile()) {
+        use outbox::text::sanitize::is_unsafe_char;
+        let safe = envelope::safe_copy(&data);
+        let bytes = safe.as_bytes();
+        for (i, ch) in safe.char_indices() {
+            let crlf = ch == '\r' && bytes.get(i + 1) == Some(&b'\n');
+            prop_assert!(ch == '\t' || ch == '\n' || crlf || !is_unsafe_char(ch), "raw {:?} in {:?}", ch, safe);
+        }
+        for line in safe.split('\n') {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            prop_assert!(!line.starts_with("<<<OUTBOX-HEADER") && !line.starts_with("OUTBOX-HEADER"), "{:?}", line);
+            prop_assert!(!(line.starts_with("--- ") && line.trim_end().ends_with(" ---")), "{:?}", line);
+        }
+        prop_assert_eq!(safe.matches('\n').count(), data.iter().filter(|&&b| b == b'\n').count());
+    }
 }

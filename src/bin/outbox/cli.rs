@@ -15,6 +15,7 @@ use outbox::notes::check::{parse_required, CheckOptions};
 use outbox::notes::pack::{parse_keep, parse_pack_budget, PackFilesOptions, Unit, DEFAULT_BUDGET};
 use outbox::session::{self, Harness, RunOptions, MIN_BUDGET};
 use outbox::store::{parse_line_range, GcOptions, LineRange, LsOptions, RmOptions, ShowOptions, StoreEnv};
+use outbox::stream::defaults;
 use outbox::stream::signal;
 use outbox::text::size::parse_size;
 use regex::bytes::Regex;
@@ -203,7 +204,7 @@ pub struct EnvelopeArgs {
 
     /// Number of last lines asked for in the tail (at least 1: the last line
     /// is always kept).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = parse_tail, env = "OUTBOX_TAIL")]
+    #[arg(long, value_name = "N", default_value_t = defaults::TAIL_LINES, value_parser = parse_tail, env = "OUTBOX_TAIL")]
     pub tail: usize,
 
     /// Total characters the output may use, header and markers included.
@@ -212,16 +213,16 @@ pub struct EnvelopeArgs {
     pub budget: Option<usize>,
 
     /// Characters reserved first for the tail block.
-    #[arg(long, value_name = "CHARS", default_value_t = 3_000, env = "OUTBOX_TAIL_BUDGET")]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::TAIL_BUDGET, env = "OUTBOX_TAIL_BUDGET")]
     pub tail_budget: usize,
 
     /// Characters reserved for the head block before signal lines are
     /// placed; what signal lines leave over extends the head.
-    #[arg(long, value_name = "CHARS", default_value_t = 1_000, env = "OUTBOX_HEAD_BUDGET")]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::HEAD_BUDGET, env = "OUTBOX_HEAD_BUDGET")]
     pub head_budget: usize,
 
     /// Size against which the header's spill_ratio_chars is computed.
-    #[arg(long, value_name = "CHARS", default_value_t = 100_000)]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::SPILL_LIMIT)]
     pub spill_limit: u64,
 
     /// auto: small text passes through unchanged; always: envelope even
@@ -234,7 +235,7 @@ pub struct EnvelopeArgs {
     pub format: Format,
 
     /// JSON: number of whole items kept as samples.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = defaults::SAMPLES)]
     pub samples: usize,
 
     /// JSON: largest document read into memory for folding (K/M/G
@@ -506,7 +507,7 @@ pub struct CheckArgs {
 
 /// Budget when neither a flag, the environment, the configuration nor a
 /// harness gives one.
-pub const DEFAULT_RUN_BUDGET: usize = 14_000;
+pub const DEFAULT_RUN_BUDGET: usize = defaults::BUDGET;
 
 /// `--harness`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

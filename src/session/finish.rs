@@ -1,0 +1,350 @@
+//! The end of a run, as visible steps: gather the run's facts, settle the
+//! strategy (trying the JSON fold, which may fall back to text), commit the
+//! stored copy once with the settled strategy, render, print, and report
+//! the outcome.
+//!
+//! Invariants: the metadata is written once, after the strategy is known,
+//! so it never has to be rewritten; every header is written from one
+//! [`RunFacts`]; what is printed is never longer than the budget the header
+//! states (raised above `--budget` only when the store path is too long for
+//! it, and then said on stderr).
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::json::ndjson::NdjsonFolder;
+use crate::json::{FoldContext, JsonCollector};
+use crate::render::envelope;
+use crate::render::facts::{CommandInfo, RunFacts, Strategy, Stream};
+use crate::session::{history, report_output_error, write_stderr, write_stdout, EnvelopeMode, Outcome, Session};
+use crate::store::{self, Meta};
+use crate::stream::ingest::Ingest;
+use crate::stream::input::Stop;
+use crate::stream::scan::Scanned;
+
+/// What the settled strategy prints.
+enum Body {
+    /// `--envelope never`: the input was copied while it was read.
+    Tee,
+    /// Small input, made safe to print, to this stream's own descriptor.
+    Passthrough(String),
+    /// The JSON fold, made while settling (it names the path the commit
+    /// is about to give the stored copy).
+    Json(String),
+    /// The NDJSON fold, rendered once the facts are final.
+    Ndjson(Box<NdjsonFolder>),
+    /// The text envelope.
+    Text,
+}
+
+impl Session {
+    /// Commits the spill, prints the envelope (or the input itself) and
+    /// reports how it went. Problems with outbox go to stderr as well.
+    pub fn finish(mut self, mut ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
+        let tee_error = ingest.tee_error.take();
+        self.sinks.scanner.finish();
+        let json = self.sinks.json.take();
+        let ndjson = self.sinks.ndjson.take();
+        let sc = self.sinks.scanner.result();
+        let mut facts = self.facts(&sc, &ingest, command);
+        // Before settling: the JSON fold's header carries the history too.
+        let observation = self.observe_history(&sc, &ingest, &mut facts);
+        let (asked, budget) = self.budget(&sc, &facts);
+        let body = self.settle(&sc, &mut facts, json, ndjson, budget);
+        let predicted = facts.full_output.clone();
+        let full_output = self.commit(&sc, &ingest, &mut facts);
+        // The header names the final path: a store that named the entry
+        // otherwise (or failed) may need a different budget.
+        let budget = budget.max(self.budget(&sc, &facts).1);
+        let mut failed = report(&ingest, &facts);
+        if budget > asked && !matches!(body, Body::Tee | Body::Passthrough(_)) {
+            crate::say!(
+                "note: --budget {asked} cannot hold a header naming the store path ({} characters); \
+the envelope uses a budget of {budget} (a shorter --dir needs less)",
+                facts.full_output.as_deref().map_or(0, |p| p.chars().count())
+            );
+        }
+        let body = match body {
+            // The fold named a stored copy that the commit did not make
+            // there: its header would name a path that does not exist.
+            Body::Json(_) if facts.full_output != predicted => {
+                facts.strategy = Strategy::TextEnvelope;
+                Body::Text
+            }
+            b => b,
+        };
+        let (printed, to) = match body {
+            Body::Tee => (tee_error.map_or(Ok(()), Err), self.raw_output()),
+            Body::Passthrough(text) => (print(self.raw_output(), text.as_bytes()), self.raw_output()),
+            Body::Json(text) => (print(Stream::Stdout, text.as_bytes()), Stream::Stdout),
+            Body::Ndjson(nd) => {
+                let text = nd.render(&self.fold_context(&sc, &facts, budget));
+                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout)
+            }
+            Body::Text => {
+                let text = envelope::render(&sc, &self.budgets(budget), &facts, &self.signal);
+                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout)
+            }
+        };
+        if to == self.raw_output() && facts.strategy == Strategy::Passthrough {
+            if let Some(t) = observation.as_ref().and_then(|o| o.trend.as_ref()).filter(|t| t.is_near(NEAR_RUNS)) {
+                warn_near_boundary(&self.label, t);
+            }
+        }
+        if let Err(e) = printed {
+            // A reader that went away (`| head`) is not a failure: the spill
+            // is already safe.
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                failed = true;
+                report_output_error(to, &e, full_output.as_ref());
+            }
+        }
+        Outcome { failed, interrupted: facts.interrupted, full_output }
+    }
+
+    /// The facts known before the strategy is settled; `full_output` is the
+    /// path the commit will give the stored copy (or None with the reason
+    /// when the store or the spill already failed).
+    fn facts(&self, sc: &Scanned, ingest: &Ingest, command: Option<CommandInfo>) -> RunFacts {
+        let id = store::entry_id(&self.label, &ingest.spill.digest);
+        let (full_output, spill_error) = match (&self.store, ingest.spill.temp.as_ref(), ingest.spill.error.as_ref()) {
+            (Err(e), _, _) => (None, Some(e.clone())),
+            (Ok(_), _, Some(e)) => (None, Some(format!("writing the spill failed: {e}"))),
+            (Ok(_), None, None) => (None, Some("the spill file was lost".to_string())),
+            (Ok(store), Some(_), None) => (Some(store.data_path(&id).to_string_lossy().into_owned()), None),
+        };
+        let mut notes = Vec::new();
+        if let Some(e) = &ingest.read_error {
+            notes.push(format!("reading the input failed after {} bytes: {e}", sc.bytes));
+        }
+        let mut extra = extra(sc);
+        if command.as_ref().is_some_and(|c| c.timed_out) {
+            extra.insert("timed_out".into(), true.into());
+        }
+        RunFacts {
+            label: self.label.clone(),
+            id,
+            full_output,
+            spill_error,
+            strategy: self.sinks.planned_strategy(),
+            stream: self.stream,
+            detected: self.sinks.detected.map(crate::json::Detected::as_str),
+            command,
+            interrupted: match ingest.stop {
+                Some(Stop::Signal(sig)) => Some(sig),
+                _ => None,
+            },
+            notes,
+            extra,
+        }
+    }
+
+    /// Appends this run to its command's series and puts what the series
+    /// says in the header. The id is the one the commit will use unless
+    /// another entry holds these digits (then the record names the short
+    /// one). A history that cannot be written must not fail a run whose
+    /// output is safe: it is said on stderr.
+    fn observe_history(&self, sc: &Scanned, ingest: &Ingest, facts: &mut RunFacts) -> Option<history::Observation> {
+        let store = self.store.as_ref().ok()?;
+        ingest.spill.temp.as_ref()?;
+        let run = history::RunFigures {
+            label: &self.label,
+            command: facts.command.as_ref(),
+            chars: sc.chars,
+            bytes: sc.bytes,
+            lines: sc.lines,
+            signals: sc.signals.hits(),
+            shapes: sc.signals.shapes(),
+            id: &facts.id,
+            digest: &store::digest_hex(&ingest.spill.digest),
+            complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
+        };
+        let observation = match history::observe(store.dir(), &self.args, &run) {
+            Ok(o) => o,
+            Err(e) => {
+                crate::say!("could not record this run in the history: {e}");
+                return None;
+            }
+        };
+        if observation.change.is_some() || observation.trend.is_some() {
+            facts.extra.insert("history".into(), observation.to_json());
+        }
+        Some(observation)
+    }
+
+    /// This stream's budget as asked (its share, with `--stderr
+    /// separate`), and as used: raised only as far as a header naming the
+    /// whole store path needs.
+    fn budget(&self, sc: &Scanned, facts: &RunFacts) -> (usize, usize) {
+        let asked = self.plan.map_or(self.args.budget, |p| p.budget);
+        (asked, envelope::min_budget(sc, &self.budgets(asked), facts))
+    }
+
+    /// Decides how the output is made: a raw copy, passthrough, the JSON
+    /// fold (or the text envelope it falls back to, with the reason in the
+    /// header), the NDJSON fold or the text envelope.
+    fn settle(
+        &self,
+        sc: &Scanned,
+        facts: &mut RunFacts,
+        json: Option<JsonCollector>,
+        ndjson: Option<NdjsonFolder>,
+        budget: usize,
+    ) -> Body {
+        let (strategy, body) = if self.args.envelope == EnvelopeMode::Never {
+            (Strategy::Tee, Body::Tee)
+        } else if let Some(text) = self.passthrough(sc, facts) {
+            (Strategy::Passthrough, Body::Passthrough(text))
+        } else if let Some(json) = json {
+            facts.strategy = Strategy::JsonShape;
+            match json.fold(&self.fold_context(sc, facts, budget)) {
+                Ok(text) => (Strategy::JsonShape, Body::Json(text)),
+                Err(fallback) => {
+                    // Not JSON (or too large to fold): the text envelope,
+                    // with the reason in the header.
+                    let mut why = serde_json::Map::new();
+                    why.insert("reason".into(), fallback.reason.clone().into());
+                    why.insert("line".into(), fallback.line.into());
+                    why.insert("column".into(), fallback.column.into());
+                    facts.extra.insert("json_error".into(), why.into());
+                    // In wrap mode stderr shares the stream unless kept apart.
+                    let hint = if facts.command.is_some() && self.stream.is_none() {
+                        " (the command's stderr is in the same stream; --stderr separate keeps it out)"
+                    } else {
+                        ""
+                    };
+                    facts.notes.push(format!("not folded as JSON: {fallback}{hint}; the text envelope follows"));
+                    (Strategy::TextEnvelope, Body::Text)
+                }
+            }
+        } else if let Some(nd) = ndjson {
+            (Strategy::NdjsonShape, Body::Ndjson(Box::new(nd)))
+        } else {
+            (Strategy::TextEnvelope, Body::Text)
+        };
+        facts.strategy = strategy;
+        body
+    }
+
+    /// The safe copy to print instead of an envelope, when the plan (for
+    /// two streams) or the contract's rule (for one) says so.
+    fn passthrough(&self, sc: &Scanned, facts: &RunFacts) -> Option<String> {
+        match self.plan {
+            Some(p) if p.passthrough => Some(envelope::safe_copy(sc.head)),
+            Some(_) => None,
+            None if self.args.envelope == EnvelopeMode::Auto && facts.interrupted.is_none() => {
+                envelope::passthrough(sc, self.args.budget)
+            }
+            None => None,
+        }
+    }
+
+    /// Stores the spill once, with the settled strategy; on failure the
+    /// facts say why and name no path.
+    fn commit(&self, sc: &Scanned, ingest: &Ingest, facts: &mut RunFacts) -> Option<PathBuf> {
+        let result = match (&self.store, ingest.spill.temp.as_ref()) {
+            (Ok(store), Some(temp)) if facts.spill_error.is_none() => {
+                let mut meta = meta(sc, ingest, facts, store.ttl_seconds());
+                store.commit(temp, &mut meta).map(|entry| {
+                    store::maybe_collect(store);
+                    // Longer than predicted when another entry holds the
+                    // short id's digits.
+                    facts.id = entry.id;
+                    entry.path
+                })
+            }
+            _ => Err(io::Error::other("no stored copy")),
+        };
+        crate::stream::interrupt::set_temp_path(self.stream.map_or(0, Stream::temp_slot), None);
+        match result {
+            Ok(path) => {
+                facts.full_output = Some(path.to_string_lossy().into_owned());
+                Some(path)
+            }
+            Err(e) => {
+                if facts.spill_error.is_none() {
+                    facts.spill_error = Some(e.to_string());
+                }
+                facts.full_output = None;
+                None
+            }
+        }
+    }
+}
+
+/// Problems with outbox itself go to stderr too; true when the run failed.
+fn report(ingest: &Ingest, facts: &RunFacts) -> bool {
+    let mut failed = false;
+    if let Some(e) = &facts.spill_error {
+        failed = true;
+        crate::say!("the full output could not be kept: {e}");
+    }
+    if let Some(e) = &ingest.read_error {
+        failed = true;
+        crate::say!("reading the input failed: {e}");
+    }
+    failed
+}
+
+impl Session {
+    fn fold_context<'a>(&self, sc: &Scanned, facts: &'a RunFacts, budget: usize) -> FoldContext<'a> {
+        FoldContext { facts, bytes: sc.bytes, chars: sc.chars, budget, samples: self.args.samples }
+    }
+}
+
+/// The store's metadata, built from the run's facts.
+fn meta(sc: &Scanned, ingest: &Ingest, facts: &RunFacts, ttl_seconds: u64) -> Meta {
+    Meta {
+        id: facts.id.clone(),
+        label: facts.label.clone(),
+        strategy: facts.strategy.as_str().into(),
+        created: store::now_secs(),
+        ttl_seconds,
+        bytes: sc.bytes,
+        chars: sc.chars,
+        lines: sc.lines,
+        complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
+        interrupted_by: facts.interrupted_name(),
+        // The metadata keeps the command whole; headers shorten it.
+        command: facts.command.as_ref().map(|c| c.command.clone()),
+        exit_status: facts.exit_status(),
+        signal: facts.command.as_ref().and_then(|c| c.killed_by_signal),
+        duration_ms: facts.duration_ms(),
+        digest: store::digest_hex(&ingest.spill.digest),
+    }
+}
+
+/// Header facts every run carries: an estimate of tokens, with its method
+/// (Codex's: bytes / 4), beside chars and bytes.
+fn extra(sc: &Scanned) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("tokens_est".into(), sc.bytes.div_ceil(4).into());
+    m.insert("tokens_method".into(), "bytes/4".into());
+    m
+}
+
+/// Runs ahead within which a rising series is reported near its boundary.
+const NEAR_RUNS: f64 = 20.0;
+
+/// One line on stderr when output passed through unchanged but its series
+/// is near the boundary or heading for it: the day it crosses, the reader
+/// will suddenly see an envelope instead.
+fn warn_near_boundary(label: &str, t: &crate::history::trend::Trend) {
+    let unit = t.unit.name();
+    match (t.runs_left, t.slope_per_run) {
+        (Some(left), Some(slope)) => crate::say!(
+            "{label}: output is growing {slope:+} {unit} a run (now about {} of a {}-{unit} boundary); it crosses in about {} runs",
+            t.level,
+            t.boundary,
+            left.round()
+        ),
+        _ => crate::say!("{label}: output is at {} of a {}-{unit} boundary", t.level, t.boundary),
+    }
+}
+
+fn print(to: Stream, bytes: &[u8]) -> io::Result<()> {
+    match to {
+        Stream::Stdout => write_stdout(bytes),
+        Stream::Stderr => write_stderr(bytes),
+    }
+}
