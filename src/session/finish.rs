@@ -46,6 +46,9 @@ impl Session {
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();
         let sc = self.sinks.scanner.result();
+        if let Some(outcome) = self.quiet_when_empty(&sc, &ingest) {
+            return outcome;
+        }
         let mut facts = self.facts(&sc, &ingest, command);
         // Before settling: the JSON fold's header carries the history too.
         let observation = self.observe_history(&sc, &ingest, &mut facts);
@@ -100,6 +103,26 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             }
         }
         Outcome { failed, interrupted: facts.interrupted, full_output }
+    }
+
+    /// Empty output prints nothing and keeps no entry (`grep -q` in a loop,
+    /// a search with no hit, `git diff` with no change): a header larger
+    /// than nothing would be noise. `--envelope always` still states it, and
+    /// an interrupted or failed read is still reported.
+    fn quiet_when_empty(&self, sc: &Scanned, ingest: &Ingest) -> Option<Outcome> {
+        let interrupted = matches!(ingest.stop, Some(Stop::Signal(_)));
+        if sc.bytes != 0 || self.args.envelope == EnvelopeMode::Always || interrupted || ingest.read_error.is_some() {
+            return None;
+        }
+        crate::stream::interrupt::set_temp_path(self.stream.map_or(0, Stream::temp_slot), None);
+        let mut failed = false;
+        if let (Ok(store), Some(temp)) = (&self.store, ingest.spill.temp.as_ref()) {
+            if let Err(e) = store.discard(temp) {
+                failed = true;
+                crate::say!("could not remove an empty temporary file: {e}");
+            }
+        }
+        Some(Outcome { failed, interrupted: None, full_output: None })
     }
 
     /// The facts known before the strategy is settled; `full_output` is the

@@ -215,6 +215,17 @@ impl Store {
         }
     }
 
+    /// Removes a temporary file that will not become an entry (empty
+    /// output keeps none), through the store's own directory handle.
+    pub fn discard(&self, temp: &Path) -> io::Result<()> {
+        match temp.file_name().and_then(|n| n.to_str()) {
+            Some(n) if n.starts_with(TEMP_PREFIX) && temp.parent() == Some(self.dir.path.as_path()) => {
+                self.dir.unlink(n)
+            }
+            _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a temporary file of this store")),
+        }
+    }
+
     /// Moves a complete temporary file into place and writes its metadata;
     /// sets `meta.id` to the entry's id. The id is `{label}-{12 hex}`
     /// unless that name holds other bytes, then one more digit at a time.

@@ -68,11 +68,34 @@ fn input_at_the_budget_passes_just_over_is_enveloped() {
 }
 
 #[test]
-fn empty_input_is_stated() {
+fn empty_input_is_stated_when_the_envelope_is_forced() {
     let store = Store::new();
-    let (text, h) = envelope(&store, &[], b"", BUDGET);
+    let (text, h) = envelope(&store, &["--envelope", "always"], b"", BUDGET);
     assert!(text.contains("--- empty input: no bytes were read ---"));
     assert_eq!(h["lines"], 0);
+}
+
+/// Empty output is quiet: nothing printed, no entry kept, status 0 (and in
+/// wrap mode the command's), so `grep -q` and searches with no hit under
+/// the wrappers print no 500-character envelope about nothing.
+#[test]
+fn empty_input_prints_nothing_and_keeps_no_entry() {
+    let store = Store::new();
+    let out = run(&store, &[], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    let kept: Vec<_> = std::fs::read_dir(store.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "gc-stamp")
+        .collect();
+    assert!(kept.is_empty(), "no entry and no temporary file: {kept:?}");
+    for (cmd, status) in [("exit 0", 0), ("exit 3", 3), ("grep -q nothing /dev/null", 1)] {
+        let out = run(&store, &["--", "sh", "-c", cmd], b"");
+        assert_eq!(out.status.code(), Some(status), "{cmd}");
+        assert!(out.stdout.is_empty(), "{cmd}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+    assert!(store.entries().iter().all(|p| p.file_name().unwrap() == "gc-stamp"), "{:?}", store.entries());
 }
 
 #[test]
