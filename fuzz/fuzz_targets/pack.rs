@@ -6,7 +6,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::notes::pack::{outline, pack, Class, Marker, PackOptions, Unit};
+use outbox::notes::outline::{outline, Marker};
+use outbox::notes::pack::{pack, Class, PackOptions, Unit};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Frag {

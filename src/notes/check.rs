@@ -14,9 +14,9 @@
 //!
 //! Invariants: `OK` is printed only for a file with no problem; every problem
 //! is one line and counts once in `STOP`; the exit status is 0 exactly when
-//! there is no problem. Headings are found by [`crate::notes::pack::outline`],
+//! there is no problem. Headings are found by [`crate::notes::outline::outline`],
 //! the parser `outbox pack` uses, so a heading inside a code fence does not
-//! count here either. Reading goes through [`crate::notes::pack::read_notes`]:
+//! count here either. Reading goes through [`crate::notes::files::read_notes`]:
 //! a FIFO or device is refused before it is opened, never waited on.
 
 use std::io::{self, BufWriter, Write};
@@ -25,7 +25,8 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 
-use crate::notes::pack::{display_path, heading_title, note, outline, read_notes, NotesError};
+use crate::notes::files::{display_path, note, read_notes, NotesError};
+use crate::notes::outline::{heading_title, outline};
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
