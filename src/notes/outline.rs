@@ -7,7 +7,12 @@
 //! and deeper headings stay inside their section. Lines inside fenced code
 //! blocks (three or more backticks or tildes, closed by a fence of the same
 //! character at least as long; an unclosed fence runs to the end of the file,
-//! as in CommonMark) are never headings. A priority marker is an HTML comment
+//! as in CommonMark) are never headings, and neither are lines inside an HTML
+//! comment (from a `<!--` outside an inline code span, anywhere on its line,
+//! to the next `-->`; see `comment_open_after`), so a section never splits a
+//! comment and a packed file never holds an unclosed `<!--`. Inside a
+//! section, [`subsections`] splits by the next heading level used below it,
+//! with the same rules. A priority marker is an HTML comment
 //! on the line directly before the heading: `<!-- notes-priority: pinned -->`
 //! or `<!-- notes-priority: fresh -->`; the marker line belongs to the section
 //! it marks, so it travels (or is dropped) with it. `outbox pack` and
@@ -39,7 +44,8 @@ pub struct Date {
     pub day: u8,
 }
 
-/// One `## ` section: its marker line (if any), heading and body.
+/// One section (`## ` at the top, deeper inside [`subsections`]): its
+/// marker line (if any), heading and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     /// Bytes of the section in the input, from its marker line (or heading)
@@ -47,6 +53,8 @@ pub struct Section {
     pub span: Range<usize>,
     /// 1-based line number of the heading.
     pub line: usize,
+    /// The heading's level: 2 for `## `, 3 for `### `, ...
+    pub level: u8,
     /// The heading text: lossy UTF-8, trimmed, closing `#`s removed.
     pub title: String,
     pub marker: Marker,
@@ -95,27 +103,39 @@ fn trim_ascii_ws(s: &[u8]) -> &[u8] {
     &s[start..end]
 }
 
-/// The title of a level-2 ATX heading line (without its line terminator),
-/// or `None` when `line` is not one.
-pub fn heading_title(line: &[u8]) -> Option<&[u8]> {
-    let rest = strip_indent(line)?.strip_prefix(b"##")?;
-    match rest.first() {
-        None => Some(rest),
+/// The level (1 to 6) and title of an ATX heading line (without its line
+/// terminator), or `None` when `line` is not one.
+pub fn atx_heading(line: &[u8]) -> Option<(u8, &[u8])> {
+    let line = strip_indent(line)?;
+    let level = line.iter().take_while(|&&b| b == b'#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &line[level..];
+    let title = match rest.first() {
+        None => rest,
         Some(b' ' | b'\t') => {
             let t = trim_ascii_ws(rest);
             // `## Title ##`: the closing run goes only when a space precedes
             // it, so `## C#` keeps its `#`.
             let body = t.iter().rposition(|&b| b != b'#').map_or(&t[..0], |i| &t[..=i]);
             if body.len() == t.len() {
-                Some(t)
+                t
             } else if body.is_empty() || matches!(body.last(), Some(b' ' | b'\t')) {
-                Some(trim_ascii_ws(body))
+                trim_ascii_ws(body)
             } else {
-                Some(t)
+                t
             }
         }
-        Some(_) => None,
-    }
+        Some(_) => return None,
+    };
+    Some((level as u8, title))
+}
+
+/// The title of a level-2 ATX heading line (without its line terminator),
+/// or `None` when `line` is not one.
+pub fn heading_title(line: &[u8]) -> Option<&[u8]> {
+    atx_heading(line).and_then(|(level, title)| (level == 2).then_some(title))
 }
 
 /// An opening code fence: (fence character, run length).
@@ -138,6 +158,53 @@ fn fence_closes(line: &[u8], ch: u8, len: usize) -> bool {
     let Some(rest) = strip_indent(line) else { return false };
     let n = rest.iter().take_while(|&&b| b == ch).count();
     n >= len && trim_ascii_ws(&rest[n..]).is_empty()
+}
+
+/// Whether an HTML comment is still open after `line`, given whether one
+/// was open before it. A comment opens at `<!--` outside an inline code
+/// span (a backtick run closed by a run of the same length on the line)
+/// and closes at the next `-->`; `<!-->` and `<!--->` are whole comments,
+/// as in CommonMark. A `<!--` opened anywhere on a line counts, not only
+/// at its start: a heading inside it must not split the comment between
+/// two sections, or packing could print an unclosed `<!--`.
+fn comment_open_after(line: &[u8], mut open: bool) -> bool {
+    let mut i = 0;
+    while i < line.len() {
+        if open {
+            match memchr::memmem::find(&line[i..], b"-->") {
+                Some(k) => {
+                    i += k + 3;
+                    open = false;
+                }
+                None => return true,
+            }
+        } else if line[i] == b'`' {
+            let n = line[i..].iter().take_while(|&&b| b == b'`').count();
+            i += n;
+            // Skip to the end of the code span, when it closes on this line.
+            let mut j = i;
+            while j < line.len() {
+                let m = line[j..].iter().take_while(|&&b| b == b'`').count();
+                if m == n {
+                    i = j + m;
+                    break;
+                }
+                j += m.max(1);
+            }
+        } else if line[i..].starts_with(b"<!--") {
+            i += 4;
+            if line[i..].starts_with(b">") {
+                i += 1;
+            } else if line[i..].starts_with(b"->") {
+                i += 2;
+            } else {
+                open = true;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    open
 }
 
 /// `<!-- notes-priority: VALUE -->`, spacing and case free.
@@ -187,16 +254,30 @@ pub fn find_date(title: &str) -> Option<Date> {
     })
 }
 
-/// Splits `input` into a preamble and `## ` sections. Never fails: any
-/// bytes are Markdown to it.
-pub fn outline(input: &[u8]) -> Outline {
-    let from = if input.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
-    let mut sections: Vec<Section> = Vec::new();
+/// A heading found by [`headings`], with where its section starts.
+struct Heading {
+    /// The marker line's start when there is one, else the heading's.
+    start: usize,
+    line: usize,
+    level: u8,
+    title: String,
+    marker: Marker,
+}
+
+/// The ATX headings of `input[range]` that are neither inside a fenced
+/// code block nor inside an HTML comment, in order. `first_line` is the
+/// 1-based number of the line at `range.start`. The range must start
+/// outside any fence or comment (a section always does: sections start
+/// only at headings found here).
+fn headings(input: &[u8], range: Range<usize>, first_line: usize) -> Vec<Heading> {
+    let mut found = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
-    // The previous line when it could be a marker: outside a fence, not a
-    // fence line, not a heading.
+    let mut comment = false;
+    // The previous line when it could be a marker: outside a fence and a
+    // comment, not a fence line, not a heading.
     let mut prev: Option<Range<usize>> = None;
-    for (no, (start, text_end, _)) in lines(input, from).enumerate() {
+    let body = &input[..range.end];
+    for (no, (start, text_end, _)) in lines(body, range.start).enumerate() {
         let text = &input[start..text_end];
         if let Some((ch, len)) = fence {
             if fence_closes(text, ch, len) {
@@ -205,13 +286,19 @@ pub fn outline(input: &[u8]) -> Outline {
             prev = None;
             continue;
         }
+        if comment {
+            comment = comment_open_after(text, true);
+            prev = None;
+            continue;
+        }
         if let Some(f) = fence_open(text) {
             fence = Some(f);
             prev = None;
             continue;
         }
-        let Some(raw_title) = heading_title(text) else {
-            prev = Some(start..text_end);
+        comment = comment_open_after(text, false);
+        let Some((level, raw_title)) = atx_heading(text) else {
+            prev = (!comment).then_some(start..text_end);
             continue;
         };
         let (marker, span_start) = match prev.take() {
@@ -221,15 +308,50 @@ pub fn outline(input: &[u8]) -> Outline {
             },
             None => (Marker::None, start),
         };
-        if let Some(last) = sections.last_mut() {
-            last.span.end = span_start;
-        }
         let title = String::from_utf8_lossy(raw_title).into_owned();
-        let date = find_date(&title);
-        sections.push(Section { span: span_start..input.len(), line: no + 1, title, marker, date });
+        found.push(Heading { start: span_start, line: first_line + no, level, title, marker });
     }
+    found
+}
+
+/// Sections at `level` from `found`, tiling `..end` from the first one.
+fn sections_at(found: Vec<Heading>, level: u8, end: usize) -> Vec<Section> {
+    let mut sections: Vec<Section> = Vec::new();
+    for h in found.into_iter().filter(|h| h.level == level) {
+        if let Some(last) = sections.last_mut() {
+            last.span.end = h.start;
+        }
+        let date = find_date(&h.title);
+        sections.push(Section { span: h.start..end, line: h.line, level, title: h.title, marker: h.marker, date });
+    }
+    sections
+}
+
+/// Splits `input` into a preamble and `## ` sections. Never fails: any
+/// bytes are Markdown to it. `#` and `###`-or-deeper headings stay inside
+/// the section (or preamble) they are in.
+pub fn outline(input: &[u8]) -> Outline {
+    let from = if input.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
+    let sections = sections_at(headings(input, from..input.len(), 1), 2, input.len());
     let preamble_end = sections.first().map_or(input.len(), |s| s.span.start);
     Outline { preamble: 0..preamble_end, sections }
+}
+
+/// `section` split by its subsections: the headings one level below it
+/// (or, when that level is skipped, the next deeper level that is used),
+/// outside code fences and comments. The preamble is the section's marker
+/// line, heading and the text before its first subsection. `None` when
+/// the section has no deeper heading. Used to pack a section too large to
+/// keep whole; the pieces tile `section.span`.
+pub fn subsections(input: &[u8], section: &Section) -> Option<Outline> {
+    let span = section.span.clone();
+    let first_line = 1 + memchr::memchr_iter(b'\n', &input[..span.start]).count();
+    let found: Vec<Heading> =
+        headings(input, span.clone(), first_line).into_iter().filter(|h| h.level > section.level).collect();
+    let level = found.iter().map(|h| h.level).min()?;
+    let sections = sections_at(found, level, span.end);
+    let head_end = sections.first().map_or(span.end, |s| s.span.start);
+    Some(Outline { preamble: span.start..head_end, sections })
 }
 
 #[cfg(test)]
@@ -321,5 +443,57 @@ mod tests {
         assert_eq!(find_date("2024-5-1"), None);
         assert_eq!(find_date("日付 2024-05-01"), d(2024, 5, 1));
         assert_eq!(find_date(""), None);
+    }
+
+    #[test]
+    fn headings_inside_html_comments_are_not_headings() {
+        // A comment over several lines hides the headings in it, wherever
+        // on its line it opens; one on a single line hides nothing after it.
+        let doc = b"## A\n<!--\n## Old title\nold text\n-->\n## B\ntext <!-- note\n## Hidden\n--> after\n<!-- one line --> x\n## C\n";
+        let o = outline(doc);
+        assert_eq!(titles(&o), ["A", "B", "C"]);
+        assert_eq!(&doc[o.sections[0].span.clone()], b"## A\n<!--\n## Old title\nold text\n-->\n");
+        // `<!-->` and `<!--->` are whole comments; a `<!--` in a code span
+        // or a fence opens none; an unclosed one runs to the end.
+        let doc = b"## A\n<!--> x\n## B\n<!---> y\n## C\nuse `<!--` to open\n## D\n```\n<!--\n```\n## E\n<!--\n## F\n";
+        assert_eq!(titles(&outline(doc)), ["A", "B", "C", "D", "E"]);
+        // A comment opened on a heading line hides what follows it.
+        assert_eq!(titles(&outline(b"## A <!--\n## B\n-->\n## C\n")), ["A <!--", "C"]);
+        // A fence inside a comment is not a fence.
+        assert_eq!(titles(&outline(b"<!--\n```\n-->\n## A\n")), ["A"]);
+        // Markers still work: a one-line comment right before the heading.
+        let o = outline(b"<!--\nx\n-->\n<!-- notes-priority: pinned -->\n## A\n");
+        assert_eq!(o.sections[0].marker, Marker::Pinned);
+    }
+
+    #[test]
+    fn atx_levels() {
+        assert_eq!(atx_heading(b"# A"), Some((1, &b"A"[..])));
+        assert_eq!(atx_heading(b"### A ###"), Some((3, &b"A"[..])));
+        assert_eq!(atx_heading(b"###### A"), Some((6, &b"A"[..])));
+        assert_eq!(atx_heading(b"####### A"), None);
+        assert_eq!(atx_heading(b"###A"), None);
+        assert_eq!(heading_title(b"### A"), None);
+    }
+
+    #[test]
+    fn subsections_split_by_the_next_level_used() {
+        let doc = b"## Big\nintro\n### One\na\n<!-- notes-priority: fresh -->\n### Two\n#### Deep\nb\n```\n### fenced\n```\n## Next\n";
+        let o = outline(doc);
+        let sub = subsections(doc, &o.sections[0]).expect("has subsections");
+        assert_eq!(&doc[sub.preamble.clone()], b"## Big\nintro\n");
+        assert_eq!(titles(&sub), ["One", "Two"]);
+        assert_eq!(sub.sections[1].marker, Marker::Fresh);
+        assert_eq!(sub.sections[1].line, 6);
+        assert_eq!(sub.sections[1].level, 3);
+        assert_eq!(sub.sections[1].span.end, o.sections[1].span.start);
+        let deeper = subsections(doc, &sub.sections[1]).unwrap();
+        assert_eq!(titles(&deeper), ["Deep"]);
+        assert_eq!(&doc[deeper.preamble.clone()], b"<!-- notes-priority: fresh -->\n### Two\n");
+        // A skipped level: `####` directly under `##`.
+        let doc = b"## A\n#### x\n#### y\n";
+        let sub = subsections(doc, &outline(doc).sections[0]).unwrap();
+        assert_eq!(titles(&sub), ["x", "y"]);
+        assert!(subsections(b"## A\ntext\n", &outline(b"## A\ntext\n").sections[0]).is_none());
     }
 }

@@ -19,10 +19,25 @@
 //!   overrun is reported.
 //! - A section that was dropped did not fit in what was left once packing
 //!   ended (nothing is dropped that could still have been kept).
+//!
+//! A section too large to keep whole is not lost whole when it has
+//! subsections (issue 17: a book chapter whose body sits under one `## `
+//! heading). Once every `## ` section that fits whole is claimed, each
+//! one that did not, in the same claiming order, is packed by its parts:
+//! its marker, heading line and the text before its first subsection
+//! (kept together or not at all), then its subsections (`### `, or the
+//! next level used), each whole, then, for one that still does not fit,
+//! its own parts, and so on down the heading levels. Inside a section the
+//! parts are claimed as the sections are: marked `pinned` first, then
+//! `fresh` newest first, then the rest in file order; but only a `## `
+//! section marked pinned (or named by `--keep`) is kept past the budget,
+//! as the contract says. Every part left out is named in the report as
+//! `Section > Subsection`. Headings inside code fences and HTML comments
+//! are not headings, so a part never splits a fence or a comment.
 
-use std::ops::Range;
+use crate::notes::outline::{outline, subsections, Marker, Section};
 
-use crate::notes::outline::{outline, Marker};
+pub use crate::notes::report::{Class, PackReport, SectionOutcome};
 
 pub use crate::notes::command::{
     parse_keep, parse_pack_budget, run, PackFilesOptions, DEFAULT_BUDGET, INSTRUCTION_RATIO,
@@ -67,106 +82,6 @@ pub struct PackOptions {
     pub keep: Vec<String>,
 }
 
-/// Why a section was placed where it was in the claiming order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// Pinned by its marker or `--keep`: kept whatever the budget.
-    Pinned,
-    Fresh,
-    Normal,
-}
-
-/// What became of one section.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SectionOutcome {
-    pub title: String,
-    /// 1-based line of the heading.
-    pub line: usize,
-    pub span: Range<usize>,
-    /// Size in the report's unit.
-    pub size: usize,
-    pub class: Class,
-    pub kept: bool,
-}
-
-/// Everything `pack` decided, for the stderr report and for tests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackReport {
-    pub unit: Unit,
-    pub budget: usize,
-    /// Size of the output in `unit`.
-    pub used: usize,
-    /// Size of the preamble in `unit` (always kept).
-    pub preamble: usize,
-    /// In file order. A file without headings is one pseudo-section titled
-    /// `(whole file)`, and then `no_headings` is set.
-    pub sections: Vec<SectionOutcome>,
-    pub no_headings: bool,
-    /// For each `--keep`, whether it matched a section of this file.
-    pub keep_matched: Vec<bool>,
-    /// Problems in the file worth a line on stderr (unknown markers).
-    pub warnings: Vec<String>,
-}
-
-impl PackReport {
-    /// How far the preamble and pinned sections alone went past the budget.
-    pub fn overrun(&self) -> usize {
-        self.used.saturating_sub(self.budget)
-    }
-
-    pub fn dropped(&self) -> impl Iterator<Item = &SectionOutcome> {
-        self.sections.iter().filter(|s| !s.kept)
-    }
-
-    /// The stderr lines for `file` (already made safe to print): the drop
-    /// line always, first; then an overrun or no-heading note, warnings.
-    pub fn stderr_lines(&self, file: &str) -> Vec<String> {
-        let unit = self.unit.name();
-        let names: Vec<String> = self.dropped().map(display_title).collect();
-        let mut line =
-            format!("[outbox pack] {file}: {}/{} {unit}, dropped {} sections", self.used, self.budget, names.len());
-        if !names.is_empty() {
-            line.push_str(": ");
-            line.push_str(&names.join(", "));
-        }
-        let mut out = vec![line];
-        if self.no_headings {
-            out.push(format!(
-                "[outbox pack] {file}: no `## ` heading outside code fences, so it cannot be packed by section: \
-                 treated as one unit ({}); add `## ` headings to pack it by section",
-                if self.sections.iter().all(|s| s.kept) { "it fits, kept whole" } else { "too large, dropped whole" }
-            ));
-        }
-        if self.overrun() > 0 {
-            let pinned: Vec<&SectionOutcome> = self.sections.iter().filter(|s| s.class == Class::Pinned).collect();
-            let pinned_size: usize = pinned.iter().map(|s| s.size).sum();
-            let mut what = Vec::new();
-            if self.preamble > 0 {
-                what.push(format!("the preamble ({} {unit})", self.preamble));
-            }
-            if !pinned.is_empty() {
-                what.push(format!("{} pinned/--keep section(s) ({pinned_size} {unit})", pinned.len()));
-            }
-            out.push(format!(
-                "[outbox pack] {file}: over budget by {} {unit}: {} kept whole, because instructions are never \
-                 cut; raise --budget or unpin a section",
-                self.overrun(),
-                what.join(" and ")
-            ));
-        }
-        out.extend(self.warnings.iter().map(|w| format!("[outbox pack] {file}: {w}")));
-        out
-    }
-}
-
-fn display_title(s: &SectionOutcome) -> String {
-    if s.title.is_empty() {
-        format!("(untitled, line {})", s.line)
-    } else {
-        crate::text::sanitize::display_str(&s.title).text
-    }
-}
-
 /// The packed bytes and how they were chosen.
 #[derive(Debug, Clone)]
 pub struct Packed {
@@ -193,6 +108,7 @@ pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
             size,
             class: Class::Normal,
             kept,
+            parts: Vec::new(),
         };
         let report = PackReport {
             unit,
@@ -239,31 +155,37 @@ pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
             size,
             class,
             kept: false,
+            parts: Vec::new(),
         });
     }
 
     // Claiming order: pinned (file order), fresh (newest first: dated before
     // undated, then later in the file first), the rest (file order).
-    let mut fresh: Vec<usize> = (0..outcomes.len()).filter(|&i| outcomes[i].class == Class::Fresh).collect();
-    fresh.sort_by(|&a, &b| outline.sections[b].date.cmp(&outline.sections[a].date).then(b.cmp(&a)));
-    let pinned = (0..outcomes.len()).filter(|&i| outcomes[i].class == Class::Pinned);
-    let normal = (0..outcomes.len()).filter(|&i| outcomes[i].class == Class::Normal);
-    let order: Vec<usize> = pinned.chain(fresh).chain(normal).collect();
+    let classes: Vec<Class> = outcomes.iter().map(|o| o.class).collect();
+    let order = claim_order(&classes, &outline.sections);
 
     let preamble = unit.measure(&input[outline.preamble.clone()]);
     let mut used = preamble;
-    for i in order {
+    for &i in &order {
         let o = &mut outcomes[i];
-        if o.class == Class::Pinned || used.checked_add(o.size).is_some_and(|u| u <= opts.budget) {
+        if o.class == Class::Pinned || fits(used, o.size, opts.budget) {
             o.kept = true;
             used = used.saturating_add(o.size);
+        }
+    }
+    // Then what did not fit whole, by its parts, in the same order.
+    for &i in &order {
+        if !outcomes[i].kept {
+            outcomes[i].parts = pack_parts(input, &outline.sections[i], unit, opts.budget, &mut used);
         }
     }
 
     let mut output = Vec::with_capacity(input.len());
     output.extend_from_slice(&input[outline.preamble]);
-    for o in outcomes.iter().filter(|o| o.kept) {
-        output.extend_from_slice(&input[o.span.clone()]);
+    for o in outcomes.iter() {
+        for span in o.pieces().into_iter().filter(|(_, p)| p.kept).map(|(_, p)| p.span.clone()) {
+            output.extend_from_slice(&input[span]);
+        }
     }
     let report = PackReport {
         unit,
@@ -276,6 +198,87 @@ pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
         warnings,
     };
     Packed { output, report }
+}
+
+fn fits(used: usize, size: usize, budget: usize) -> bool {
+    used.checked_add(size).is_some_and(|u| u <= budget)
+}
+
+/// Claiming order: pinned (file order), fresh (newest first: dated before
+/// undated, then later in the file first), the rest (file order).
+fn claim_order(classes: &[Class], sections: &[Section]) -> Vec<usize> {
+    let of = |c: Class| (0..classes.len()).filter(move |&i| classes[i] == c);
+    let mut fresh: Vec<usize> = of(Class::Fresh).collect();
+    fresh.sort_by(|&a, &b| sections[b].date.cmp(&sections[a].date).then(b.cmp(&a)));
+    of(Class::Pinned).chain(fresh).chain(of(Class::Normal)).collect()
+}
+
+/// `section`, which did not fit whole, packed by its parts into what is
+/// left of `budget` (see the module doc). Empty when it has no subsection,
+/// its heading part does not fit, or none of its subsections fits with it:
+/// the section stays dropped whole.
+fn pack_parts(input: &[u8], section: &Section, unit: Unit, budget: usize, used: &mut usize) -> Vec<SectionOutcome> {
+    let Some(sub) = subsections(input, section) else { return Vec::new() };
+    let head = unit.measure(&input[sub.preamble.clone()]);
+    if !fits(*used, head, budget) {
+        return Vec::new();
+    }
+    *used += head;
+    let mut parts = vec![SectionOutcome {
+        title: section.title.clone(),
+        line: section.line,
+        span: sub.preamble.clone(),
+        size: head,
+        class: Class::Normal,
+        kept: true,
+        parts: Vec::new(),
+    }];
+    // Markers order the parts; only `## ` sections are kept past the budget.
+    let classes: Vec<Class> = sub
+        .sections
+        .iter()
+        .map(|s| match s.marker {
+            Marker::Pinned => Class::Pinned,
+            Marker::Fresh => Class::Fresh,
+            _ => Class::Normal,
+        })
+        .collect();
+    let order = claim_order(&classes, &sub.sections);
+    let mut children: Vec<SectionOutcome> = sub
+        .sections
+        .iter()
+        .zip(&classes)
+        .map(|(s, &class)| SectionOutcome {
+            title: s.title.clone(),
+            line: s.line,
+            span: s.span.clone(),
+            size: unit.measure(&input[s.span.clone()]),
+            // `Pinned` promises a place whatever the budget, which a part
+            // does not get: a pinned part is only claimed first.
+            class: if class == Class::Fresh { Class::Fresh } else { Class::Normal },
+            kept: false,
+            parts: Vec::new(),
+        })
+        .collect();
+    for &i in &order {
+        if fits(*used, children[i].size, budget) {
+            children[i].kept = true;
+            *used += children[i].size;
+        }
+    }
+    for &i in &order {
+        if !children[i].kept {
+            children[i].parts = pack_parts(input, &sub.sections[i], unit, budget, used);
+        }
+    }
+    if children.iter().all(|c| !c.kept && c.parts.is_empty()) {
+        // A heading with none of its subsections is not worth its room:
+        // give it back, the section stays dropped whole.
+        *used -= head;
+        return Vec::new();
+    }
+    parts.extend(children);
+    parts
 }
 
 #[cfg(test)]
@@ -432,6 +435,92 @@ mod tests {
         );
     }
 
+    /// A section of `n` bytes: `title` heading, then `body` lines.
+    fn sized(heading: &str, n: usize) -> String {
+        let mut s = format!("{heading}\n");
+        while s.len() + 2 <= n {
+            s.push_str(&"x".repeat((n - s.len() - 1).min(70)));
+            s.push('\n');
+        }
+        s
+    }
+
+    #[test]
+    fn oversized_section_is_packed_by_its_subsections() {
+        // Issue 17: a chapter whose body sits under one `## ` heading.
+        let doc = format!(
+            "# Book\n{}{}{}{}{}",
+            sized("## Chapter", 40),
+            sized("### One", 300),
+            sized("### Two", 900),
+            sized("### Three", 300),
+            sized("## After", 100)
+        );
+        let p = pack(doc.as_bytes(), &opts(800));
+        let out = String::from_utf8(p.output.clone()).unwrap();
+        // The `## ` heading line is kept with the subsections that fit.
+        assert!(out.starts_with("# Book\n## Chapter\n"), "{out}");
+        assert!(out.contains("### One\n") && out.contains("### Three\n") && out.contains("## After\n"));
+        assert!(!out.contains("### Two"));
+        assert_eq!(p.report.used, 7 + 40 + 300 + 300 + 100);
+        assert_eq!(dropped_titles(&p), ["Two"]);
+        let lines = p.report.stderr_lines("book.md");
+        assert_eq!(
+            lines[0],
+            format!("[outbox pack] book.md: {}/800 bytes, dropped 1 sections: Chapter > Two", p.report.used)
+        );
+        assert!(lines[1].contains("Chapter (1540 bytes) did not fit whole: kept its heading and 2 of 3"), "{lines:?}");
+        // Whole sections are claimed first: `After` before any part.
+        let p = pack(doc.as_bytes(), &opts(7 + 100 + 40 + 300));
+        assert_eq!(kept_titles(&p), ["After"]);
+        assert_eq!(p.report.sections[0].parts.len(), 4);
+        assert_eq!(dropped_titles(&p), ["Two", "Three"]);
+    }
+
+    #[test]
+    fn parts_go_down_the_heading_levels_and_follow_markers() {
+        let doc = format!(
+            "{}{}{}{}<!-- notes-priority: fresh -->\n{}{}",
+            sized("## Ch", 20),
+            sized("### A", 100),
+            sized("#### A1", 200),
+            sized("#### A2", 500),
+            sized("### B 2024-01-01", 100),
+            sized("### C", 100)
+        );
+        // Whole parts first (the fresh B, then C), then A by its parts.
+        let p = pack(doc.as_bytes(), &opts(20 + 131 + 100 + 100 + 200));
+        let out = String::from_utf8(p.output.clone()).unwrap();
+        assert!(out.contains("### A\n") && out.contains("#### A1") && !out.contains("#### A2"), "{out}");
+        assert!(out.contains("### B 2024") && out.contains("### C"), "{out}");
+        let names = &p.report.stderr_lines("n")[0];
+        assert!(names.ends_with("dropped 1 sections: Ch > A > A2"), "{names}");
+        // Room for one of B and C: the fresh one, though it comes first.
+        let p = pack(doc.as_bytes(), &opts(20 + 131 + 50));
+        let names = &p.report.stderr_lines("n")[0];
+        assert!(names.ends_with("dropped 2 sections: Ch > A, Ch > C"), "{names}");
+        // A heading whose subsections all fail to fit is not kept alone.
+        let p = pack(doc.as_bytes(), &opts(60));
+        assert!(p.output.is_empty(), "{:?}", String::from_utf8_lossy(&p.output));
+        assert_eq!(dropped_titles(&p), ["Ch"]);
+    }
+
+    #[test]
+    fn packed_output_never_holds_an_unclosed_comment() {
+        let doc = format!(
+            "{}<!--\n## Old title\n{}-->\n{}{}",
+            sized("## Keep", 50),
+            "old text\n".repeat(30),
+            sized("## Other", 50),
+            sized("## Last", 50)
+        );
+        let p = pack(doc.as_bytes(), &opts(120));
+        assert_eq!(kept_titles(&p), ["Other", "Last"]);
+        let out = String::from_utf8(p.output).unwrap();
+        assert_eq!(out.matches("<!--").count(), out.matches("-->").count(), "{out}");
+        assert!(!out.contains("Old title"));
+    }
+
     // --- property test ---------------------------------------------------
 
     #[derive(Debug, Clone)]
@@ -528,10 +617,23 @@ mod tests {
             prop_assert_eq!(at, input.len());
             prop_assert_eq!(unit.measure(&p.output), p.report.used);
             let mut expect = if p.report.no_headings { Vec::new() } else { input[o.preamble.clone()].to_vec() };
-            for s in p.report.sections.iter().filter(|s| s.kept) {
-                expect.extend_from_slice(&input[s.span.clone()]);
+            // Sections too large to keep whole may be kept in parts.
+            for span in p.report.kept_spans() {
+                expect.extend_from_slice(&input[span]);
             }
             prop_assert_eq!(p.output, expect);
+            // The pieces of each section tile it.
+            for s in &p.report.sections {
+                let mut at = s.span.start;
+                for (_, piece) in s.pieces() {
+                    prop_assert_eq!(piece.span.start, at);
+                    at = piece.span.end;
+                }
+                prop_assert_eq!(at, s.span.end);
+            }
+            for s in p.report.dropped() {
+                prop_assert!(p.report.used.saturating_add(s.size) > budget);
+            }
             let _ = p.report.stderr_lines("f");
         }
     }
