@@ -8,7 +8,7 @@ use crate::json::dups::{path_to, scan_duplicates, Dups};
 use crate::json::inventory::{type_counts_j, type_of, Inventory, TYPE_NAMES};
 use crate::json::parse::{diagnose, extent, is_ws, locate, repair_utf8, Parsed, ValueParser, BOM, MAX_DEPTH};
 use crate::json::sample::{render_fitting, Item, Reparsed, Stored, SAMPLE_STORE_BYTES};
-use crate::json::scan::{scan_structure, split_elements, ArraySpan, ScanError, Specials};
+use crate::json::scan::{scan_structure, split_at_commas, split_elements, ArraySpan, ScanError, Specials};
 use crate::json::value::{common_fields, shorten_text, Class, Field, J};
 use crate::json::{Fallback, FoldContext};
 
@@ -94,20 +94,22 @@ fn fold_document(raw: &[u8], ctx: &FoldContext) -> Result<String, Fallback> {
     let start = src.iter().position(|&b| !is_ws(b)).unwrap_or(0);
     let end = src.iter().rposition(|&b| !is_ws(b)).map_or(start, |p| p + 1);
     // `max_depth` is known after the scan, or (root array) after the split.
-    let (mut max_depth, fold_span) = match src[start] {
+    // `commas`: the folded array's separators, when the structure pass
+    // found them (see `split_at_commas`).
+    let (mut max_depth, fold_span, commas) = match src[start] {
         // A root array needs no structure pass: the element splitter checks
         // the depth, and simd-json validates every element and the rest.
         b'[' => {
             if end - start < 2 || src[end - 1] != b']' {
                 return Err(invalid(end, "the array is not closed".into()));
             }
-            (0, Some(ArraySpan { start, end, ordinal: 0 }))
+            (0, Some(ArraySpan { start, end, ordinal: 0 }), None)
         }
         b'{' => {
             let shape = scan_structure(src, MAX_DEPTH).map_err(scan_failed)?;
-            (shape.max_depth, shape.best.filter(|b| 4 * (b.end - b.start) >= end - start))
+            (shape.max_depth, shape.best.filter(|b| 4 * (b.end - b.start) >= end - start), shape.best_commas)
         }
-        _ => (0, None),
+        _ => (0, None, None),
     };
 
     let mut parser = ValueParser::new();
@@ -152,7 +154,7 @@ fn fold_document(raw: &[u8], ctx: &FoldContext) -> Result<String, Fallback> {
             let mut k = 0u64;
             let mut failed: Option<(usize, String)> = None;
             let limit = if span.start == start { MAX_DEPTH } else { usize::MAX };
-            let inner = split_elements(src, span, limit, |offset, elem| {
+            let each = |offset: usize, elem: &[u8]| {
                 if elem.is_empty() {
                     failed = Some((offset, "expected a value".into()));
                     return false;
@@ -173,7 +175,16 @@ fn fold_document(raw: &[u8], ctx: &FoldContext) -> Result<String, Fallback> {
                         false
                     }
                 }
-            });
+            };
+            // Under an object the structure pass has checked the brackets
+            // and the depth; its separators save a second pass.
+            let inner = match &commas {
+                Some(c) => {
+                    split_at_commas(src, span, c, each);
+                    Ok(0)
+                }
+                None => split_elements(src, span, limit, each),
+            };
             let inner = inner.map_err(scan_failed)?;
             if let Some((offset, message)) = failed {
                 return Err(invalid(offset, message));
@@ -658,6 +669,14 @@ mod tests {
             #[test]
             fn mutated_documents_are_judged_exactly(doc in valid_then_mutated()) {
                 agrees_with_serde(&doc)?;
+            }
+
+            /// Padded so the structure pass records the separators of the
+            /// folded array (one per 64 bytes of document) and the
+            /// elements are split from that record.
+            #[test]
+            fn padded_documents_split_from_recorded_commas_are_judged_exactly(doc in valid_then_mutated()) {
+                agrees_with_serde(&format!("{doc}{}", " ".repeat(4096)))?;
             }
         }
 

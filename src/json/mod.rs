@@ -14,7 +14,9 @@
 //!    object, the largest array (in bytes) reached through object keys only
 //!    (`$.data.items`), when it holds at least a quarter of the document
 //!    (so `{"config": {...}, "tags": ["x"]}` is not folded to `tags`);
-//!    otherwise the root is the one item;
+//!    otherwise the root is the one item. The same pass records the
+//!    separators of that array (up to one per 64 bytes of document), so
+//!    its elements are split without reading its bytes a second time;
 //! 3. simd-json parses the document with that array emptied (the
 //!    "wrapper": path, other top-level keys, duplicate keys), then each
 //!    element on its own with reused buffers (`ValueParser`), feeding the

@@ -260,6 +260,17 @@ pub(crate) struct Structure {
     pub max_depth: usize,
     /// The largest candidate array, in bytes (first wins ties).
     pub best: Option<ArraySpan>,
+    /// The offsets of the commas between `best`'s elements, when there
+    /// were at most [`max_commas`] of them, so its elements can be split
+    /// without a second pass over its bytes ([`split_at_commas`]).
+    pub best_commas: Option<Vec<usize>>,
+}
+
+/// Element separators recorded for a `len`-byte document: one for each
+/// 64 bytes, so the record stays under an eighth of the document. An array
+/// of smaller elements is split by a second pass instead.
+pub(crate) fn max_commas(len: usize) -> usize {
+    len / 64
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -279,8 +290,14 @@ pub(crate) fn scan_structure(b: &[u8], limit: usize) -> Result<Structure, ScanEr
         ordinal: Option<usize>,
     }
     let mut stack: Vec<Open> = Vec::new();
-    let mut out = Structure { max_depth: 0, best: None };
+    let mut out = Structure { max_depth: 0, best: None, best_commas: None };
     let mut candidates = 0;
+    // Candidates never nest (a candidate's parents are all objects, its
+    // children are in an array), so one is open at a time, at this depth.
+    let mut open_candidate: Option<usize> = None;
+    let mut commas: Vec<usize> = Vec::new();
+    let mut commas_ok = true;
+    let cap = max_commas(b.len());
     let mut i = 0;
     while i < b.len() {
         if !STRUCTURAL[usize::from(b[i])] {
@@ -308,6 +325,11 @@ pub(crate) fn scan_structure(b: &[u8], limit: usize) -> Result<Structure, ScanEr
                     start: i,
                     ordinal,
                 });
+                if ordinal.is_some() {
+                    open_candidate = Some(stack.len());
+                    commas.clear();
+                    commas_ok = true;
+                }
                 out.max_depth = out.max_depth.max(stack.len());
             }
             c @ (b']' | b'}') => {
@@ -316,10 +338,19 @@ pub(crate) fn scan_structure(b: &[u8], limit: usize) -> Result<Structure, ScanEr
                     return Err(ScanError::Broken(i));
                 }
                 if let Some(ordinal) = open.ordinal {
+                    open_candidate = None;
                     let span = ArraySpan { start: open.start, end: i + 1, ordinal };
                     if out.best.is_none_or(|b| span.end - span.start > b.end - b.start) {
                         out.best = Some(span);
+                        out.best_commas = commas_ok.then(|| std::mem::take(&mut commas));
                     }
+                }
+            }
+            b',' if open_candidate == Some(stack.len()) => {
+                if commas.len() < cap {
+                    commas.push(i);
+                } else {
+                    commas_ok = false;
                 }
             }
             _ => {}
@@ -386,6 +417,29 @@ pub(crate) fn split_elements(
     }
     emit(from, end);
     Ok(deepest)
+}
+
+/// [`split_elements`] for an array whose separators `scan_structure`
+/// already found (`commas`, in order): the same pieces, handed to `f` the
+/// same way, without reading the array's bytes again.
+pub(crate) fn split_at_commas(b: &[u8], span: ArraySpan, commas: &[usize], mut f: impl FnMut(usize, &[u8]) -> bool) {
+    let (start, end) = (span.start + 1, (span.end - 1).min(b.len()));
+    if start >= end || trim_ws(&b[start..end]).is_empty() {
+        return;
+    }
+    let mut emit = |from: usize, to: usize| {
+        let piece = &b[from..to];
+        let lead = piece.iter().take_while(|&&c| is_ws(c)).count();
+        f(from + lead, trim_ws(piece))
+    };
+    let mut from = start;
+    for &c in commas {
+        if !emit(from, c) {
+            return;
+        }
+        from = c + 1;
+    }
+    emit(from, end);
 }
 
 #[cfg(test)]
@@ -456,5 +510,42 @@ mod tests {
         // An escape at the very end does not read past the buffer.
         assert_eq!(skip_string(b"\"abc\\", 0), 5);
         assert_eq!(skip_string(b"\"abc", 0), 4);
+    }
+
+    #[test]
+    fn recorded_commas_split_like_the_second_pass() {
+        let pieces = |doc: &str| {
+            let b = doc.as_bytes();
+            let s = scan_structure(b, 1024).expect("balanced");
+            let span = s.best.expect("a candidate");
+            let mut two = Vec::new();
+            split_elements(b, span, usize::MAX, |at, e| {
+                two.push((at, e.to_vec()));
+                true
+            })
+            .unwrap();
+            let mut one = Vec::new();
+            if let Some(c) = &s.best_commas {
+                split_at_commas(b, span, c, |at, e| {
+                    one.push((at, e.to_vec()));
+                    true
+                });
+            }
+            (s.best_commas.is_some(), one, two)
+        };
+        let pad = " ".repeat(400);
+        for doc in [
+            format!(r#"{{"a":[{{"s":"x,]}}\"[,"}}, [1,[2,3]] ,{{}}, "t,u"],"b":[1,2]}}{pad}"#),
+            format!(r#"{{"a":{{"b":[ ]}}, "c":[1,,2]}}{pad}"#),
+            format!(r#"{{"x":[{{"y":[5,6]}}],"z":{{"w":[7, 8,9 ]}}}}{pad}"#),
+            format!(r#"{{"a":[]}}{pad}"#),
+        ] {
+            let (recorded, one, two) = pieces(&doc);
+            assert!(recorded, "{doc}");
+            assert_eq!(one, two, "{doc}");
+        }
+        // Past the cap (one comma per 64 bytes): not recorded.
+        let (recorded, _, _) = pieces(r#"{"a":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}"#);
+        assert!(!recorded);
     }
 }
