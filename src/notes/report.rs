@@ -155,8 +155,8 @@ impl PackReport {
             let pieces = s.pieces();
             let kept = pieces.iter().filter(|(_, p)| p.kept).count() - 1;
             out.push(format!(
-                "[outbox pack] {file}: {} ({} {unit}) did not fit whole: kept its heading and {kept} of {} subsections \
-                 that fit, each whole",
+                "[outbox pack] {file}: {} ({} {unit}) did not fit whole: kept its heading and {kept} of {} parts \
+                 below it (subsections, each whole)",
                 display_title(s),
                 s.size,
                 pieces.len() - 1
