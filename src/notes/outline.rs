@@ -345,7 +345,9 @@ pub fn outline(input: &[u8]) -> Outline {
 /// keep whole; the pieces tile `section.span`.
 pub fn subsections(input: &[u8], section: &Section) -> Option<Outline> {
     let span = section.span.clone();
-    let first_line = 1 + memchr::memchr_iter(b'\n', &input[..span.start]).count();
+    // The span starts at the marker line when there is one (any marker,
+    // even an unknown one, belongs to its section), else at the heading.
+    let first_line = section.line - usize::from(section.marker != Marker::None);
     let found: Vec<Heading> =
         headings(input, span.clone(), first_line).into_iter().filter(|h| h.level > section.level).collect();
     let level = found.iter().map(|h| h.level).min()?;
@@ -489,6 +491,7 @@ mod tests {
         assert_eq!(sub.sections[1].span.end, o.sections[1].span.start);
         let deeper = subsections(doc, &sub.sections[1]).unwrap();
         assert_eq!(titles(&deeper), ["Deep"]);
+        assert_eq!(deeper.sections[0].line, 7);
         assert_eq!(&doc[deeper.preamble.clone()], b"<!-- notes-priority: fresh -->\n### Two\n");
         // A skipped level: `####` directly under `##`.
         let doc = b"## A\n#### x\n#### y\n";
