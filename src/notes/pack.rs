@@ -6,18 +6,22 @@
 //! ```text
 //!  bytes ─► outline(): preamble + sections (byte spans, titles, markers, dates)   outline.rs
 //!        ─► pack():    claim the budget by priority, emit kept spans in file order  here
-//!        ─► run():     one file at a time: safe read, stdout, one report line       command.rs, files.rs
+//!        ─► report:    what was kept, dropped, kept in parts; the stderr lines      report.rs
+//!        ─► run():     one file at a time: safe read, stdout, report lines          command.rs, files.rs
 //! ```
 //!
-//! Invariants (checked by the property test at the bottom):
-//! - The output is the preamble followed by a subsequence of the sections, each
-//!   byte for byte as in the input (CRLF, invalid UTF-8 and all), in file
-//!   order. A section is never sliced; each one is either whole in the output
-//!   or named as dropped in the report.
+//! Invariants (checked by the property test at the bottom and the fuzz
+//! target):
+//! - The output is the preamble followed by a subsequence of the pieces of
+//!   the file, each byte for byte as in the input (CRLF, invalid UTF-8 and
+//!   all), in file order. A piece is a whole `## ` section or, for one too
+//!   large to keep whole, its heading part or a whole subsection (below). A
+//!   piece is never sliced; each one is either whole in the output or named
+//!   as dropped in the report.
 //! - The output fits the budget, except when the preamble and the pinned
 //!   sections alone do not: those are instructions, kept whole, and the
 //!   overrun is reported.
-//! - A section that was dropped did not fit in what was left once packing
+//! - A piece that was dropped did not fit in what was left once packing
 //!   ended (nothing is dropped that could still have been kept).
 //!
 //! A section too large to keep whole is not lost whole when it has
