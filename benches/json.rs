@@ -2,10 +2,21 @@
 //! `fold_json` (buffer + parse + fold one document) and `ndjson` (stream
 //! records through the folder), with a plain newline count over the same
 //! NDJSON bytes as the line-scanning baseline.
+//!
+//! `fold_json_256MiB` against `simd_json_to_tape_256MiB` (issue 18): the
+//! fold of a 256 MiB document beside simd-json's own parse of the same
+//! bytes into one tape, the floor for anything that validates every byte
+//! with it. The document is generated from a fixed pattern (no I/O). The
+//! parse is timed on a fresh copy of the bytes (simd-json parses in place;
+//! the copy is made outside the timing), the fold includes its own
+//! buffering, as `--format json` does it. `OUTBOX_BENCH_JSON_MIB` sets
+//! another size (the names keep `256MiB`), e.g. 16 to run it under
+//! `valgrind --tool=callgrind`, whose instruction counts do not depend on
+//! the load of a shared machine.
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use outbox::json::ndjson::NdjsonFolder;
 use outbox::json::{FoldContext, JsonCollector};
 use outbox::stream::ingest::BlockSink;
@@ -76,6 +87,27 @@ fn benches(c: &mut Criterion) {
             black_box(col.fold(&ctx(doc.len())).expect("folds"))
         })
     });
+
+    let mib: usize = std::env::var("OUTBOX_BENCH_JSON_MIB").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
+    let big = json_input(mib << 20);
+    g.throughput(Throughput::Bytes(big.len() as u64));
+    g.bench_function("fold_json_256MiB", |b| {
+        b.iter(|| {
+            let mut col = JsonCollector::new(1 << 30);
+            for block in big.chunks(BLOCK) {
+                col.feed(block);
+            }
+            black_box(col.fold(&ctx(big.len())).expect("folds"))
+        })
+    });
+    g.bench_function("simd_json_to_tape_256MiB", |b| {
+        b.iter_batched_ref(
+            || big.clone(),
+            |buf| black_box(simd_json::to_tape(buf).expect("parses").0.len()),
+            BatchSize::PerIteration,
+        )
+    });
+    drop(big);
 
     let lines = ndjson_input(64 << 20);
     g.throughput(Throughput::Bytes(lines.len() as u64));

@@ -59,6 +59,7 @@ fn run_info(f: &Facts) -> RunFacts {
             exit_status: f.exit_status,
             killed_by_signal: f.killed.map(sig),
             duration_ms: f.duration_ms,
+            timed_out: false,
         }),
         interrupted: f.interrupted.map(sig),
         notes: f

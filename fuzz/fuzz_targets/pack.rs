@@ -1,12 +1,13 @@
 //! The section packer on any bytes, budget, unit and --keep list: never
-//! panics; the output is the preamble then whole kept sections in file
-//! order; the spans tile the input; the budget holds unless the preamble
+//! panics; the output is the preamble then whole kept sections (or whole
+//! kept parts of a section too large to keep whole) in file order; the spans tile the input; the budget holds unless the preamble
 //! and pinned sections alone overrun it; nothing dropped would have fitted.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::notes::pack::{outline, pack, Class, Marker, PackOptions, Unit};
+use outbox::notes::outline::{outline, Marker};
+use outbox::notes::pack::{pack, Class, PackOptions, Unit};
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Frag {
@@ -28,6 +29,9 @@ enum Frag {
     Word,
     Japanese,
     Hashes,
+    H4,
+    CommentOpen,
+    CommentClose,
 }
 
 impl Frag {
@@ -51,6 +55,9 @@ impl Frag {
             Frag::Word => b"rollback",
             Frag::Japanese => "日本語".as_bytes(),
             Frag::Hashes => b" ##",
+            Frag::H4 => b"#### ",
+            Frag::CommentOpen => b"<!--",
+            Frag::CommentClose => b"-->",
         }
     }
 }
@@ -117,15 +124,24 @@ fuzz_target!(|c: Case| {
     assert!(!r.no_headings);
     assert_eq!(r.sections.len(), o.sections.len());
 
-    // Output = preamble + kept sections, whole, in file order.
+    // Output = preamble + kept sections, whole, in file order; a section
+    // too large to keep whole may be kept in parts, which tile it.
     let mut expect = input[o.preamble.clone()].to_vec();
+    for span in r.kept_spans() {
+        expect.extend_from_slice(&input[span]);
+    }
     for (s, os) in r.sections.iter().zip(&o.sections) {
         assert_eq!(s.span, os.span);
         assert_eq!(s.title, os.title);
         assert_eq!(s.size, unit.measure(&input[s.span.clone()]));
-        if s.kept {
-            expect.extend_from_slice(&input[s.span.clone()]);
+        assert!(s.parts.is_empty() || !s.kept, "a section kept whole has no parts");
+        let mut at = s.span.start;
+        for (_, piece) in s.pieces() {
+            assert_eq!(piece.span.start, at, "the parts of a section tile it");
+            assert_eq!(piece.size, unit.measure(&input[piece.span.clone()]));
+            at = piece.span.end;
         }
+        assert_eq!(at, s.span.end);
         let by_keep = keep.iter().any(|k| s.title.to_lowercase().contains(&k.to_lowercase()));
         if os.marker == Marker::Pinned || by_keep {
             assert!(s.kept && s.class == Class::Pinned, "pinned section {:?} not kept", s.title);

@@ -4,7 +4,7 @@
 //! Each line goes through the shared `ValueParser` (one reused scratch
 //! buffer, simd-json buffers and tape: no allocation per line after
 //! warm-up unless a record brings a key never seen before), then the key
-//! inventory, which also finds duplicate keys (`jsonshape.rs`).
+//! inventory, which also finds duplicate keys (`inventory.rs`).
 //!
 //! Bounded memory, whatever the input size:
 //! - a line that straddles blocks is carried, up to [`MAX_LINE_BYTES`];
@@ -12,19 +12,20 @@
 //! - samples: the first `--samples` records as their source text (at most
 //!   `SAMPLE_STORE_BYTES` in all) and the last record; a huge record is
 //!   kept pre-shortened;
-//! - invalid lines: a count, and the first [`EXAMPLES`] with line, column,
+//! - invalid lines: a count, and the first `EXAMPLES` (5) with line, column,
 //!   message and the start of the line; blank lines are counted, skipped;
-//! - the inventory caps distinct keys (see `jsonshape.rs`).
+//! - the inventory caps distinct keys (see `inventory.rs`).
 //!
 //! Lines end at `\n`; a `\r` before it is JSON whitespace. Invalid UTF-8
 //! in a line is read as U+FFFD and stated. The output does not depend on
 //! how the input was split into blocks.
 
-use crate::json::shape::{
-    assemble, check_output, common_fields, diagnose, json_string, shorten_text, trim_ws, type_counts_j, Class, Dups,
-    Envelope, Field, Inventory, Located, ParseError, Reparsed, Stored, ValueParser, BOM, EXAMPLES, J,
-    SAMPLE_STORE_BYTES,
-};
+use crate::json::assemble::{assemble, check_output, Envelope};
+use crate::json::dups::{Dups, EXAMPLES};
+use crate::json::inventory::{type_counts_j, Inventory};
+use crate::json::parse::{diagnose, trim_ws, Located, ParseError, ValueParser, BOM};
+use crate::json::sample::{Reparsed, Stored, SAMPLE_STORE_BYTES};
+use crate::json::value::{common_fields, json_string, shorten_text, Class, Field, J};
 use crate::json::FoldContext;
 
 /// Longest line carried across blocks and parsed.
@@ -209,7 +210,7 @@ impl Stats {
         }
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let raw = if line == 1 { raw.strip_prefix(BOM).unwrap_or(raw) } else { raw };
-        let lead = raw.iter().take_while(|&&b| crate::json::shape::is_ws(b)).count();
+        let lead = raw.iter().take_while(|&&b| crate::json::parse::is_ws(b)).count();
         let Located { message, column, .. } = diagnose(raw, (lead + e.index, e.message.clone()));
         let excerpt = String::from_utf8_lossy(&raw[..raw.len().min(4096)]);
         self.invalid_first.push(InvalidLine {

@@ -14,9 +14,9 @@
 //!
 //! Invariants: `OK` is printed only for a file with no problem; every problem
 //! is one line and counts once in `STOP`; the exit status is 0 exactly when
-//! there is no problem. Headings are found by [`crate::notes::pack::outline`],
-//! the parser `outbox pack` uses, so a heading inside a code fence does not
-//! count here either. Reading goes through [`crate::notes::pack::read_notes`]:
+//! there is no problem. Headings are found by [`crate::notes::outline::outline`],
+//! the parser `outbox pack` uses, so a heading inside a code fence or an HTML
+//! comment does not count here either. Reading goes through [`crate::notes::files::read_notes`]:
 //! a FIFO or device is refused before it is opened, never waited on.
 
 use std::io::{self, BufWriter, Write};
@@ -25,7 +25,8 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 
-use crate::notes::pack::{display_path, heading_title, note, outline, read_notes, NotesError};
+use crate::notes::files::{display_path, note, read_notes, NotesError};
+use crate::notes::outline::{heading_title, outline};
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
@@ -239,6 +240,16 @@ mod tests {
         assert_eq!(missing_headings(notes, &req(&["Rollback", "## Rollback", "Title"])), ["Rollback", "Title"]);
         // A substring is not the heading.
         assert_eq!(missing_headings(notes, &req(&["Risk"])), ["Risk"]);
+    }
+
+    #[test]
+    fn a_heading_inside_an_html_comment_is_missing() {
+        let notes = b"## Goal\n<!--\n## Rollback\nrevert\n-->\ntext <!-- old\n## Risks\n-->\n<!-- ## Owner -->\n";
+        let req = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            missing_headings(notes, &req(&["Goal", "Rollback", "Risks", "Owner"])),
+            ["Rollback", "Risks", "Owner"]
+        );
     }
 
     fn entry(path: PathBuf, require: &[&str]) -> Entry {

@@ -124,3 +124,12 @@ fn check_without_files_or_manifest_is_a_usage_error() {
     let o = outbox_in(dir.path(), &["check", "a.md", "--manifest", "m.toml"]);
     assert_eq!(o.status.code(), Some(2), "FILE and --manifest are two forms, not one: {o:?}");
 }
+
+#[test]
+fn check_heading_only_inside_a_comment_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "## Goal\nship\n<!--\n## Rollback\nrevert (retired)\n-->\n").unwrap();
+    let o = outbox_in(dir.path(), &["check", "notes.md", "--require", "Goal", "--require", "Rollback"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert_eq!(stdout(&o), "MISSING section: notes.md -> Rollback\nSTOP: 1 problem(s)\n");
+}

@@ -151,7 +151,7 @@ fn raw_bidi(s: &str) -> Option<char> {
 }
 
 /// Found by the `json` target (minimised: the document `"\u202e"`).
-/// Root cause: `escape_into` (src/jsonshape.rs) escapes C0, DEL and C1 but
+/// Root cause: `escape_into` (src/json/value.rs) escapes C0, DEL and C1 but
 /// writes every other char raw, so a JSON escape `\u202e` in the input (an
 /// ASCII-only document) is decoded and printed as a raw RIGHT-TO-LEFT
 /// OVERRIDE, which reverses the text after it on a terminal. The text
@@ -202,7 +202,7 @@ fn text_header_does_not_print_c1_del_or_bidi_raw() {
 
 /// Found by the `json` and `ndjson` targets (minimised: the document
 /// `1869771365e28530`, or a record `-127308755e23401`). Root cause:
-/// `prescan` (src/jsonshape.rs) keeps the source text of a number that
+/// `prescan` (src/json/scan.rs) keeps the source text of a number that
 /// overflows f64 and the renderer prints it as written, so the envelope
 /// holds `1e400`-style literals: grammatical JSON, but serde_json, Go's
 /// encoding/json and most typed parsers reject the whole envelope ("number

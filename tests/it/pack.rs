@@ -341,3 +341,223 @@ fn pack_help_documents_defaults_and_formats() {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
 }
+
+// --- Books (issue 17) --------------------------------------------------
+
+/// Whether every HTML comment in `md` is closed, reading it as the
+/// packer does: not inside fenced code, and not inside an inline code span
+/// (approximated: a `<!--` between backticks on its line does not count).
+fn comments_balanced(md: &str) -> bool {
+    let (mut open, mut fence) = (false, None::<&str>);
+    for line in md.lines() {
+        let t = line.trim_start();
+        if !open {
+            if let Some(f) = fence {
+                if t.starts_with(f) {
+                    fence = None;
+                }
+                continue;
+            }
+            if t.starts_with("```") || t.starts_with("~~~") {
+                fence = Some(&t[..3]);
+                continue;
+            }
+        }
+        let mut rest = line;
+        loop {
+            if open {
+                match rest.find("-->") {
+                    Some(k) => {
+                        rest = &rest[k + 3..];
+                        open = false;
+                    }
+                    None => break,
+                }
+            } else {
+                match rest.find("<!--") {
+                    Some(k) if rest[..k].matches('`').count() % 2 == 1 => rest = &rest[k + 4..],
+                    Some(k) => {
+                        rest = &rest[k + 4..];
+                        open = !(rest.starts_with('>') || rest.starts_with("->"));
+                    }
+                    None => break,
+                }
+            }
+        }
+    }
+    !open
+}
+
+/// A small deterministic generator (xorshift64*), so the book is the same
+/// on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> usize {
+        (self.next() % n) as usize
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "stream",
+    "buffer",
+    "returns",
+    "a",
+    "promise",
+    "callback",
+    "when",
+    "file",
+    "is",
+    "closed",
+    "option",
+    "encoding",
+    "default",
+    "error",
+    "event",
+    "emitted",
+    "handle",
+    "descriptor",
+    "path",
+    "read",
+    "write",
+    "data",
+];
+
+fn paragraph(r: &mut Rng) -> String {
+    let n = 20 + r.below(60);
+    let words: Vec<&str> = (0..n).map(|_| WORDS[r.below(WORDS.len() as u64)]).collect();
+    let mut p = String::new();
+    for line in words.chunks(12) {
+        p.push_str(&line.join(" "));
+        p.push('\n');
+    }
+    p.push('\n');
+    p
+}
+
+/// A multi-chapter Markdown book shaped like real API docs: `#` title,
+/// `## ` chapters of very different sizes (some far larger than any
+/// budget), `###` and `####` sections, fenced examples holding `## ` lines,
+/// and multi-line `<!-- YAML ... -->` comments, some hiding old headings.
+fn generated_book(seed: u64) -> String {
+    let mut r = Rng(seed);
+    let mut book = String::from("# The generated manual\n\n<!--introduced_in=v0.10.0-->\n\n");
+    book.push_str(&paragraph(&mut r));
+    for ch in 0..8 {
+        book.push_str(&format!("## Chapter {ch}\n\n"));
+        book.push_str(&paragraph(&mut r));
+        for sec in 0..(2 + r.below(12)) {
+            book.push_str(&format!("### `api{ch}.call{sec}(path[, options])`\n\n"));
+            book.push_str(
+                "<!-- YAML\nadded: v0.1.90\nchanges:\n  - version: v10.0.0\n    description: was `## removed`\n-->\n\n",
+            );
+            if r.below(4) == 0 {
+                book.push_str("<!--\n## Old title, kept for history\nold text\n-->\n\n");
+            }
+            for _ in 0..(1 + r.below(6)) {
+                book.push_str(&paragraph(&mut r));
+            }
+            if r.below(3) == 0 {
+                book.push_str("```md\n## not a heading\n<!-- inside a fence\n```\n\n");
+            }
+            for sub in 0..r.below(4) {
+                book.push_str(&format!("#### Option `{sub}`\n\n"));
+                for _ in 0..(1 + r.below(5)) {
+                    book.push_str(&paragraph(&mut r));
+                }
+            }
+        }
+    }
+    book
+}
+
+/// Packs `book` through the binary and checks the promises of issue 17.
+fn pack_book(dir: &Path, name: &str, book: &str, budget: usize) -> Vec<u8> {
+    std::fs::write(dir.join(name), book).unwrap();
+    let o = outbox_in(dir, &["pack", "--budget", &budget.to_string(), name]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = String::from_utf8(o.stdout.clone()).expect("UTF-8 in, UTF-8 out");
+    assert!(out.len() <= budget, "{name}: {} > {budget}", out.len());
+    assert!(out.len() * 10 > budget * 6, "{name}: only {} of {budget} bytes used; {:?}", out.len(), stderr_lines(&o));
+    assert!(comments_balanced(&out), "{name} at {budget}: an HTML comment is left open");
+    // Every line is a line of the book, in order (pieces are whole).
+    let mut from = 0;
+    for line in out.lines() {
+        let at = book[from..].find(line).unwrap_or_else(|| panic!("{name}: {line:?} out of order"));
+        from += at;
+    }
+    o.stdout
+}
+
+#[test]
+fn pack_generated_book_uses_the_budget_and_leaves_no_comment_open() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [1, 7, 2024] {
+        let book = generated_book(seed);
+        assert!(comments_balanced(&book));
+        assert!(book.len() > 100_000, "{}", book.len());
+        for budget in [4_000, 20_000, 60_000] {
+            pack_book(dir.path(), &format!("book{seed}.md"), &book, budget);
+        }
+    }
+}
+
+#[test]
+fn pack_chapter_under_one_heading_is_packed_by_its_subsections() {
+    // Issue 17: an 85 KB chapter whose body sits under one `## ` heading
+    // was packed to its 76-byte preamble.
+    let mut r = Rng(17);
+    let mut doc = String::from("# Chapter 5: Streams\n\nThe whole chapter in one section, as books write it.\n\n");
+    assert_eq!(doc.len(), 76);
+    doc.push_str("## Streams in depth\n\n");
+    let mut k = 0;
+    while doc.len() < 85_000 {
+        doc.push_str(&format!("### Part {k}\n\n"));
+        for _ in 0..4 {
+            doc.push_str(&paragraph(&mut r));
+        }
+        k += 1;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = pack_book(dir.path(), "ch5.md", &doc, 20_000);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.starts_with(
+        "# Chapter 5: Streams\n\nThe whole chapter in one section, as books write it.\n\n## Streams in depth\n"
+    ));
+    let o = outbox_in(dir.path(), &["pack", "ch5.md"]);
+    let line = drop_line(&o, "ch5.md");
+    assert!(line.contains("Streams in depth > Part "), "{line}");
+    assert!(stderr_lines(&o).iter().any(|l| l.contains("Streams in depth (") && l.contains("did not fit whole")));
+}
+
+/// The Node.js API documentation, a real Markdown book (MIT licence),
+/// ships in Debian's `nodejs` package; where it is installed, its chapters
+/// are packed one by one and as one multi-chapter file. Nothing from it is
+/// copied into this repository.
+#[test]
+fn pack_real_book_from_the_nodejs_docs_when_installed() {
+    let docs = Path::new("/usr/share/doc/nodejs/api");
+    let chapters = ["fs.md", "stream.md", "http.md", "process.md", "crypto.md", "buffer.md", "child_process.md"];
+    let texts: Vec<String> = chapters.iter().filter_map(|c| std::fs::read_to_string(docs.join(c)).ok()).collect();
+    if texts.len() < 3 {
+        println!("skipped: the Node.js docs are not installed (apt-get install nodejs)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (k, text) in texts.iter().enumerate() {
+        if comments_balanced(text) {
+            pack_book(dir.path(), &format!("ch{k}.md"), text, 20_000);
+        }
+    }
+    let book: String = texts.concat();
+    pack_book(dir.path(), "book.md", &book, 20_000);
+    pack_book(dir.path(), "book.md", &book, 64_000);
+}
