@@ -6,9 +6,20 @@
 //! the reader through the recycle channel once written. A write error ends
 //! writing, not hashing: the digest still names the content, the temporary
 //! file is removed, and the error is reported in the envelope.
+//!
+//! Write-behind: past the first [`WB_START`] bytes the thread starts the
+//! writeback of each [`WB_STEP`] right behind the writer and, one step
+//! later, waits for that range to be on disk and drops its pages, so the
+//! spill's page cache stays near `WB_START` whatever the input's size.
+//! Measured on this machine, fresh page-cache pages cost ~0.25 s/GiB up to
+//! 1-2 GiB and 1.1-1.8 s/GiB beyond; starting at the first byte made small
+//! runs wait for the disk instead. A failed `sync_file_range` or
+//! `posix_fadvise` is not fatal: write-behind turns off, once, and plain
+//! writes go on.
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -84,6 +95,7 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
     let mut bytes = 0u64;
     let mut error = None;
     let mut target = target;
+    let mut behind = target.as_ref().map(|t| WriteBehind::new(t.file.as_raw_fd()));
     for block in rx {
         hasher.update(&block);
         bytes += block.len() as u64;
@@ -91,7 +103,11 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
             if let Err(e) = t.file.write_all(&block) {
                 error = Some(e);
                 discard(target.take());
+                behind = None;
             }
+        }
+        if let Some(wb) = behind.as_mut() {
+            wb.advance(bytes);
         }
         // Only heap blocks are reused; a mapped window is released as soon
         // as the scanner is done with it too, which keeps RSS flat.
@@ -115,4 +131,79 @@ fn discard(target: Option<SpillTarget>) {
         drop(t.file);
         let _ = std::fs::remove_file(&t.path);
     }
+}
+
+/// Spill bytes left to the kernel's own writeback (and kept in the page
+/// cache) before write-behind starts: runs below it never wait for the disk.
+pub const WB_START: u64 = 512 << 20;
+/// Writeback is started, and pages dropped, in steps of this size.
+pub const WB_STEP: u64 = 32 << 20;
+
+/// Write-behind state for one spill file: `[WB_START, kicked)` has had its
+/// writeback started, `[WB_START, dropped)` is on disk and out of the cache.
+struct WriteBehind {
+    fd: RawFd,
+    kicked: u64,
+    dropped: u64,
+    on: bool,
+}
+
+impl WriteBehind {
+    fn new(fd: RawFd) -> WriteBehind {
+        WriteBehind { fd, kicked: WB_START, dropped: WB_START, on: true }
+    }
+
+    /// The file now holds `written` bytes from offset 0.
+    fn advance(&mut self, written: u64) {
+        if !self.on || written < self.kicked + WB_STEP {
+            return;
+        }
+        let previous = self.kicked;
+        // Start writing the newest step; do not wait for it.
+        if let Err(e) = sync_range(self.fd, previous, written - previous, libc::SYNC_FILE_RANGE_WRITE) {
+            return self.off("sync_file_range", e);
+        }
+        self.kicked = written;
+        // The step started last time is usually on disk by now: wait for
+        // whatever is left of it, then drop its clean pages.
+        if previous > self.dropped {
+            let (from, len) = (self.dropped, previous - self.dropped);
+            let all =
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+            if let Err(e) = sync_range(self.fd, from, len, all) {
+                return self.off("sync_file_range", e);
+            }
+            let r = unsafe {
+                libc::posix_fadvise(self.fd, from as libc::off_t, len as libc::off_t, libc::POSIX_FADV_DONTNEED)
+            };
+            if r != 0 {
+                return self.off("posix_fadvise", io::Error::from_raw_os_error(r));
+            }
+            self.dropped = previous;
+        }
+    }
+
+    fn off(&mut self, call: &str, e: io::Error) {
+        self.on = false;
+        if debug_enabled() {
+            crate::say!("spill: write-behind off ({call}: {e}); plain writes from here");
+        }
+    }
+}
+
+fn sync_range(fd: RawFd, from: u64, len: u64, flags: libc::c_uint) -> io::Result<()> {
+    let r = unsafe { libc::sync_file_range(fd, from as libc::off64_t, len as libc::off64_t, flags) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// `OUTBOX_DEBUG=1`: one line on stderr for each choice the stream makes
+/// that changes how it runs but not what it produces (copy path,
+/// write-behind).
+pub fn debug_enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("OUTBOX_DEBUG").is_some_and(|v| v == "1"))
 }
