@@ -77,8 +77,6 @@ pub struct RunOptions {
     pub stderr: StderrMode,
     /// Draw a progress meter on stderr when it is a terminal.
     pub progress: bool,
-    /// Memory-map a regular file on stdin.
-    pub mmap: bool,
 }
 
 impl Default for RunOptions {
@@ -98,7 +96,6 @@ impl Default for RunOptions {
             json_max_bytes: 1 << 30,
             stderr: StderrMode::Merged,
             progress: false,
-            mmap: false,
         }
     }
 }

@@ -99,7 +99,8 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
     for block in rx {
         hasher.update(&block);
         bytes += block.len() as u64;
-        if let Some(t) = target.as_mut() {
+        // A stored block is in the file already (the snapshot copy).
+        if let Some(t) = target.as_mut().filter(|_| !block.stored) {
             if let Err(e) = t.file.write_all(&block) {
                 error = Some(e);
                 discard(target.take());
@@ -109,16 +110,16 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
         if let Some(wb) = behind.as_mut() {
             wb.advance(bytes);
         }
-        // Only heap blocks are reused; a mapped window is released as soon
-        // as the scanner is done with it too, which keeps RSS flat.
-        if matches!(*block, Block::Heap(_)) {
-            let _ = recycle.send(block);
-        }
+        let _ = recycle.send(block);
     }
     if let Some(t) = target.as_mut() {
         // No fsync: like tee, durability is the page cache's; write errors
         // (ENOSPC, EFBIG) surface at write time.
-        if let Err(e) = t.file.flush() {
+        // A snapshot copier stopped early (an interruption) may have copied
+        // past what was received: the stored copy is what was scanned.
+        let over =
+            t.file.metadata().map(|m| m.len() > bytes).and_then(|o| if o { t.file.set_len(bytes) } else { Ok(()) });
+        if let Err(e) = t.file.flush().and(over) {
             error = Some(e);
             discard(target.take());
         }
@@ -186,7 +187,7 @@ impl WriteBehind {
     fn off(&mut self, call: &str, e: io::Error) {
         self.on = false;
         if debug_enabled() {
-            crate::say!("spill: write-behind off ({call}: {e}); plain writes from here");
+            crate::text::stderr::say(format_args!("spill: write-behind off ({call}: {e}); plain writes from here"));
         }
     }
 }
