@@ -1,5 +1,12 @@
-//! The spill thread: writes every block to the temporary file in the store
-//! and hashes it, concurrently with the scanner.
+//! The spill thread: writes every block to the temporary file in the store,
+//! concurrently with the scanner, and hands it on to a hash thread.
+//!
+//! The BLAKE3 digest is needed only once input ends, so it is computed on
+//! its own thread, after the write, off the spill thread's path: measured
+//! on 1 GiB (5 alternating rounds, medians, load average ~10 on 2 CPUs)
+//! through a pipe 5.14 s against 6.15 s with the hash in the spill thread,
+//! file on stdin 3.42 s against 4.48 s. The hash thread sends the block
+//! back for reuse.
 //!
 //! Blocks arrive by `Arc` over a bounded channel (so a slow disk applies
 //! back-pressure instead of buffering the input in memory) and go back to
@@ -91,13 +98,26 @@ impl Spill {
 }
 
 fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Option<SpillTarget>) -> SpillResult {
-    let mut hasher = blake3::Hasher::new();
+    let (to_hash, blocks) = bounded::<Arc<Block>>(CHANNEL_DEPTH);
+    let recycled = recycle.clone();
+    let hash = std::thread::Builder::new().name("outbox-hash".into()).spawn(move || {
+        let mut hasher = blake3::Hasher::new();
+        for block in blocks {
+            hasher.update(&block);
+            let _ = recycled.send(block);
+        }
+        *hasher.finalize().as_bytes()
+    });
+    let mut hasher = match hash {
+        Ok(join) => Hash::Thread(to_hash, join),
+        // No thread to be had: hash here.
+        Err(_) => Hash::Here(Box::default(), recycle),
+    };
     let mut bytes = 0u64;
     let mut error = None;
     let mut target = target;
     let mut behind = target.as_ref().map(|t| WriteBehind::new(t.file.as_raw_fd()));
     for block in rx {
-        hasher.update(&block);
         bytes += block.len() as u64;
         // A stored block is in the file already (the snapshot copy).
         if let Some(t) = target.as_mut().filter(|_| !block.stored) {
@@ -110,7 +130,7 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
         if let Some(wb) = behind.as_mut() {
             wb.advance(bytes);
         }
-        let _ = recycle.send(block);
+        hasher.update(block);
     }
     if let Some(t) = target.as_mut() {
         // No fsync: like tee, durability is the page cache's; write errors
@@ -124,7 +144,47 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
             discard(target.take());
         }
     }
-    SpillResult { temp: target.map(|t| t.path), digest: *hasher.finalize().as_bytes(), bytes, error }
+    match hasher.finish() {
+        Some(digest) => SpillResult { temp: target.map(|t| t.path), digest, bytes, error },
+        None => {
+            discard(target.take());
+            SpillResult {
+                temp: None,
+                digest: [0; 32],
+                bytes,
+                error: Some(io::Error::other("the hash thread panicked")),
+            }
+        }
+    }
+}
+
+/// Where blocks are hashed (and then recycled).
+enum Hash {
+    Thread(Sender<Arc<Block>>, JoinHandle<[u8; 32]>),
+    Here(Box<blake3::Hasher>, Sender<Arc<Block>>),
+}
+
+impl Hash {
+    fn update(&mut self, block: Arc<Block>) {
+        match self {
+            // The hash thread lives until this sender is dropped.
+            Hash::Thread(tx, _) => drop(tx.send(block)),
+            Hash::Here(h, recycle) => {
+                h.update(&block);
+                let _ = recycle.send(block);
+            }
+        }
+    }
+
+    fn finish(self) -> Option<[u8; 32]> {
+        match self {
+            Hash::Thread(tx, join) => {
+                drop(tx);
+                join.join().ok()
+            }
+            Hash::Here(h, _) => Some(*h.finalize().as_bytes()),
+        }
+    }
 }
 
 fn discard(target: Option<SpillTarget>) {
