@@ -206,17 +206,22 @@ struct WriteBehind {
     fd: RawFd,
     kicked: u64,
     dropped: u64,
+    step: u64,
     on: bool,
 }
 
 impl WriteBehind {
     fn new(fd: RawFd) -> WriteBehind {
-        WriteBehind { fd, kicked: WB_START, dropped: WB_START, on: true }
+        WriteBehind::starting_at(fd, WB_START, WB_STEP)
+    }
+
+    fn starting_at(fd: RawFd, start: u64, step: u64) -> WriteBehind {
+        WriteBehind { fd, kicked: start, dropped: start, step, on: true }
     }
 
     /// The file now holds `written` bytes from offset 0.
     fn advance(&mut self, written: u64) {
-        if !self.on || written < self.kicked + WB_STEP {
+        if !self.on || written < self.kicked + self.step {
             return;
         }
         let previous = self.kicked;
@@ -267,4 +272,41 @@ fn sync_range(fd: RawFd, from: u64, len: u64, flags: libc::c_uint) -> io::Result
 pub fn debug_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("OUTBOX_DEBUG").is_some_and(|v| v == "1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Small thresholds on a real file: the ranges behind the writer are
+    /// written back and dropped as it goes, and the content is intact.
+    #[test]
+    fn write_behind_drops_what_is_on_disk_and_keeps_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("spill");
+        let mut file = File::create(&path).unwrap();
+        let mut wb = WriteBehind::starting_at(file.as_raw_fd(), 2 << 20, 1 << 20);
+        let mut want = Vec::new();
+        for i in 0..20u8 {
+            let block = vec![b'a' + i; (1 << 20) + 7];
+            file.write_all(&block).unwrap();
+            want.extend_from_slice(&block);
+            wb.advance(want.len() as u64);
+        }
+        assert!(wb.on, "no call failed");
+        assert_eq!(wb.kicked, want.len() as u64, "every block is more than a step: each one kicked");
+        assert!(wb.dropped > 17 << 20 && wb.dropped < wb.kicked, "one step behind: {} {}", wb.dropped, wb.kicked);
+        drop(file);
+        assert!(std::fs::read(&path).unwrap() == want);
+    }
+
+    /// A descriptor the calls refuse turns write-behind off, once, quietly.
+    #[test]
+    fn write_behind_errors_turn_it_off() {
+        let mut wb = WriteBehind::starting_at(-1, 0, 1);
+        wb.advance(10);
+        assert!(!wb.on);
+        wb.advance(20);
+        assert_eq!(wb.kicked, 0);
+    }
 }
