@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# End-to-end benchmark: outbox side by side with cat, tail, tee and grep on
-# the same generated input, alternating runs, medians and ratios; peak RSS;
-# a retention table (what survives of the verdict and the error lines) for
-# head, tail and outbox; and a read-everything Python reference.
+# End-to-end benchmark: outbox side by side with tail, tee and cp on the
+# same generated inputs, alternating rounds, medians and ratios; peak RSS;
+# a check that every stored copy is byte-identical; a retention table (what
+# survives of the verdict and the error lines) for head, tail and outbox;
+# and a read-everything Python reference.
 #
-#   scripts/bench.sh [SIZE_MiB] [RUNS]      default: 1024 MiB, 3 runs
+#   scripts/bench.sh [SIZE_MiB ...]        default: 256 (a short run)
+#   ROUNDS=5 KINDS="log log10 ja ja10" scripts/bench.sh 1024 4096
+#
+# Ratios, per input and size, all from the same rounds:
+#   outbox through a pipe / `cat | tail -n 20`   (reading only)
+#   outbox through a pipe / `cat | tee FILE`     (reading and writing a copy)
+#   outbox with the file on stdin / `cp FILE`    (copying a file)
+# Inputs: ASCII log with ~0.1% (log) or 10% (log10) signal lines, Japanese
+# log with ~0.1% (ja) or 10% (ja10). Each round runs every command once, in
+# the same order; files written by the previous command are removed and
+# synced first, so no run pays for another's dirty pages. Inputs stay in
+# the page cache (they are read once before timing).
 #
 # Needs: python3, GNU time (/usr/bin/time; installed with apt-get when
 # missing). Nothing is committed: inputs are generated from a fixed seed
@@ -12,8 +24,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SIZE_MIB=${1:-1024}
-RUNS=${2:-3}
+SIZES=("$@")
+[[ ${#SIZES[@]} -gt 0 ]] || SIZES=(256)
+ROUNDS=${ROUNDS:-5}
+KINDS=${KINDS:-log log10 ja ja10}
 REF_MIB=${REF_MIB:-200}
 PATTERN='\b(error|failed|failure|fatal|panic|exception)\b'
 
@@ -32,16 +46,17 @@ mkdir -p "$OUTBOX_DIR" && chmod 700 "$OUTBOX_DIR"
 # gen KIND MIB FILE: deterministic text (seeded), one of:
 #   log      server log, ~1 in 1000 lines an error
 #   log10    same, 10% error lines
-#   japanese Japanese log lines, ~1 in 1000 with "error"
+#   ja       Japanese log lines, ~1 in 1000 with "error"
+#   ja10     same, 10% error lines
 gen() {
   python3 - "$1" "$2" "$3" <<'PY'
 import random, sys
 kind, mib, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rnd = random.Random(20261202)
-every = 10 if kind == "log10" else 1000
+every = 10 if kind.endswith("10") else 1000
 lines = []
 for i in range(20000):
-    if kind == "japanese":
+    if kind.startswith("ja"):
         if i % every == 7:
             lines.append(f"2026-12-02 10:{i%60:02}:{i%59:02} 処理{i}番で error が発生しました: 接続が切断されました\n")
         else:
@@ -68,7 +83,7 @@ PY
 timed() {
   local name=$1; shift
   local t0 t1 rss
-  rm -f "$WORK/tee.out" "$OUTBOX_DIR"/* 2>/dev/null || true
+  rm -f "$WORK/copy.out" "$OUTBOX_DIR"/* 2>/dev/null || true
   sync
   t0=$(date +%s.%N)
   /usr/bin/time -f '%M' -o "$WORK/rss" bash -c "$*"
@@ -78,51 +93,65 @@ timed() {
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+med() { awk -v n="$1" '$1==n{print $2}' "$WORK/times" | median; }
+peak() { awk -v n="$1" '$1==n{print $3}' "$WORK/times" | sort -n | tail -n 1; }
 
-compare() { # compare LABEL FILE
+# same FILE: the entry outbox just stored is byte-identical to FILE.
+same() {
+  local entry
+  entry=$(find "$OUTBOX_DIR" -maxdepth 1 -type f ! -name '*.meta' ! -name '.*' ! -name 'gc-stamp' | head -n 1)
+  if [[ -n $entry ]] && cmp -s "$entry" "$1"; then echo yes; else echo "NO ($entry)"; fi
+}
+
+# compare LABEL FILE: ROUNDS alternating rounds, then one table row.
+compare() {
   local label=$1 f=$2
   : >"$WORK/times"
-  local -a names=(cat_pipe tail_pipe tee_pipe grep_c outbox_pipe outbox_file)
-  for ((r = 1; r <= RUNS; r++)); do
-    timed cat_pipe "cat '$f' | cat >/dev/null"
-    timed tail_pipe "cat '$f' | tail -n 20 >/dev/null"
-    timed tee_pipe "cat '$f' | tee '$WORK/tee.out' >/dev/null"
-    timed grep_c "cat '$f' | grep -ciE '$PATTERN' >/dev/null"
+  cat "$f" >/dev/null # into the page cache, as for every command after
+  local id_pipe=yes id_file=yes s
+  for ((r = 1; r <= ROUNDS; r++)); do
+    timed tail "cat '$f' | tail -n 20 >/dev/null"
+    timed tee "cat '$f' | tee '$WORK/copy.out' >/dev/null"
+    timed cp "cp '$f' '$WORK/copy.out'"
     timed outbox_pipe "cat '$f' | '$OUTBOX' >/dev/null"
+    s=$(same "$f"); [[ $s == yes ]] || id_pipe=$s
     timed outbox_file "'$OUTBOX' <'$f' >/dev/null"
-    rm -f "$WORK/tee.out" "$OUTBOX_DIR"/*
+    s=$(same "$f"); [[ $s == yes ]] || id_file=$s
   done
+  rm -f "$WORK/copy.out" "$OUTBOX_DIR"/*
   local bytes
   bytes=$(stat -c %s "$f")
-  echo
-  echo "### $label: $(python3 -c "print(round($bytes/2**20))") MiB, median of $RUNS alternating runs"
-  echo
-  echo "| command | median s | GB/s | ratio to tee | ratio to tail | peak RSS MiB |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-  local tee tail
-  tee=$(awk '$1=="tee_pipe"{print $2}' "$WORK/times" | median)
-  tail=$(awk '$1=="tail_pipe"{print $2}' "$WORK/times" | median)
-  for n in "${names[@]}"; do
-    local m rss
-    m=$(awk -v n="$n" '$1==n{print $2}' "$WORK/times" | median)
-    rss=$(awk -v n="$n" '$1==n{print $3}' "$WORK/times" | sort -n | tail -n 1)
-    python3 -c "print(f'| $n | {$m:.3f} | {$bytes/$m/1e9:.2f} | {$m/$tee:.2f} | {$m/$tail:.2f} | {$rss/1024:.1f} |')"
-  done
+  python3 - "$label" "$bytes" "$(med tail)" "$(med tee)" "$(med cp)" "$(med outbox_pipe)" "$(med outbox_file)" \
+    "$(peak outbox_pipe)" "$(peak outbox_file)" "$id_pipe" "$id_file" <<'PY' | tee -a "$WORK/summary"
+import sys
+label, size, tail, tee, cp, op, of, rp, rf, ip, if_ = sys.argv[1:]
+size, tail, tee, cp, op, of = int(size), *map(float, (tail, tee, cp, op, of))
+mib = size / 2**20
+print(f"| {label} | {mib:.0f} MiB | {op:.2f} | {tail:.2f} | {tee:.2f} | {of:.2f} | {cp:.2f} | "
+      f"**{op/tail:.2f}** | **{op/tee:.2f}** | **{of/cp:.2f}** | {int(max(int(rp), int(rf))) / 1024:.0f} MiB | {ip}/{if_} |")
+PY
 }
 
 echo "## Machine"
 echo
-echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -r)"
+echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -r), $(findmnt -no FSTYPE -T "$WORK" 2>/dev/null || echo '?') under $WORK"
+echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS alternating rounds, medians."
+echo
+echo "| input | size | outbox pipe s | tail s | tee s | outbox file s | cp s | pipe ÷ tail | pipe ÷ tee | file ÷ cp | peak RSS | stored copy identical (pipe/file) |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+: >"$WORK/summary"
+declare -A NAMES=([log]="ASCII log, 0.1% signal" [log10]="ASCII log, 10% signal" [ja]="Japanese log, 0.1% signal" [ja10]="Japanese log, 10% signal")
+for size in "${SIZES[@]}"; do
+  for kind in $KINDS; do
+    gen "$kind" "$size" "$WORK/in.txt"
+    compare "${NAMES[$kind]}" "$WORK/in.txt"
+    rm -f "$WORK/in.txt"
+  done
+done
+echo
+echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-gen log "$SIZE_MIB" "$WORK/log.txt"
-compare "ASCII log, 0.1% signal lines" "$WORK/log.txt"
-gen log10 "$SIZE_MIB" "$WORK/log10.txt"
-compare "ASCII log, 10% signal lines" "$WORK/log10.txt"
-rm -f "$WORK/log10.txt"
-gen japanese "$SIZE_MIB" "$WORK/ja.txt"
-compare "Japanese log, 0.1% signal lines" "$WORK/ja.txt"
-rm -f "$WORK/ja.txt"
-
+SIZE_MIB=${SIZES[0]}
 # One line of SIZE MiB: memory must not follow line length.
 python3 -c "
 import sys
@@ -135,7 +164,7 @@ echo "Single ${SIZE_MIB} MiB line, file on stdin: peak RSS $(( $(tail -n 1 "$WOR
 rm -f "$WORK/oneline.txt" "$OUTBOX_DIR"/*
 
 # Against a straightforward read-everything implementation.
-head -c $((REF_MIB << 20)) "$WORK/log.txt" >"$WORK/ref.txt"
+gen log "$REF_MIB" "$WORK/ref.txt"
 cat >"$WORK/naive.py" <<'PY'
 import re, sys
 data = sys.stdin.buffer.read()
@@ -146,7 +175,7 @@ hits = [i for i, l in enumerate(lines, 1) if pat.search(l)]
 open("/dev/null", "w").write(f"{len(text)} {len(lines)} {len(hits)}\n" + "\n".join(lines[:150] + lines[-20:]))
 PY
 : >"$WORK/times"
-for ((r = 1; r <= RUNS; r++)); do
+for ((r = 1; r <= ROUNDS; r++)); do
   timed naive "python3 '$WORK/naive.py' <'$WORK/ref.txt'"
   timed outbox_pipe "cat '$WORK/ref.txt' | '$OUTBOX' >/dev/null"
   rm -f "$OUTBOX_DIR"/*
@@ -156,7 +185,7 @@ ob=$(awk '$1=="outbox_pipe"{print $2}' "$WORK/times" | median)
 nrss=$(awk '$1=="naive"{print $3}' "$WORK/times" | sort -n | tail -n 1)
 echo
 echo "Read-everything Python reference on $REF_MIB MiB: $(python3 -c "print(f'{$naive:.2f} s, {$nrss/1024:.0f} MiB peak; outbox through a pipe {$ob:.3f} s: {$naive/$ob:.0f}x faster')")"
-rm -f "$WORK/ref.txt" "$WORK/log.txt"
+rm -f "$WORK/ref.txt"
 
 # Retention: what survives of the verdict and the error lines.
 python3 - "$WORK" <<'PY'

@@ -362,7 +362,7 @@ pub fn run_stdin(args: &RunOptions) -> anyhow::Result<u8> {
             );
         }
     }
-    let reader = Reader::stdin(args.mmap);
+    let reader = Reader::stdin();
     let ingest = session.ingest(reader);
     Ok(session.finish(ingest, None).exit_code())
 }

@@ -79,8 +79,6 @@ pub struct RunOptions {
     pub stderr: StderrMode,
     /// Draw a progress meter on stderr when it is a terminal.
     pub progress: bool,
-    /// Memory-map a regular file on stdin.
-    pub mmap: bool,
     /// The harness that reads the output (sets the boundary).
     pub harness: Harness,
     /// The reader's cut-off in characters, when given.
@@ -104,7 +102,6 @@ impl Default for RunOptions {
             json_max_bytes: defaults::JSON_MAX_BYTES,
             stderr: StderrMode::Merged,
             progress: false,
-            mmap: false,
             harness: Harness::None,
             boundary: None,
         }

@@ -5,6 +5,12 @@
 //! never`), then scanned, and dropped; the spill thread sends heap blocks
 //! back for reuse. Nothing here stops early on an output problem: the
 //! producer must never see SIGPIPE, so stdin is drained to its end.
+//!
+//! A regular file on stdin is copied into the spill by the kernel and read
+//! back from the copy (see [`crate::stream::snapshot`]); the spill thread
+//! then only hashes those blocks. `OUTBOX_DEBUG=1` names the path taken on
+//! stderr (`spill: copy_file_range`, `spill: read+write (copy_file_range:
+//! EXDEV)`).
 
 use std::io::{self, Write};
 
@@ -26,6 +32,9 @@ pub struct Ingest {
     pub read_error: Option<io::Error>,
     /// Copying to stdout failed (`--envelope never`); reading went on.
     pub tee_error: Option<io::Error>,
+    /// How the spill got its bytes: `FICLONE`, `copy_file_range`,
+    /// `read+write`, with the reason for a fallback in parentheses.
+    pub spill_path: String,
 }
 
 /// Observes progress (for `--progress`); called once per block.
@@ -47,8 +56,17 @@ pub fn ingest(
     if let Some(p) = progress.as_deref_mut() {
         p.total(reader.remaining());
     }
+    // The snapshot copier writes through its own descriptor of the spill
+    // file (same open file, same offset as the spill thread's).
+    let no_snapshot =
+        if target.is_some() { "read+write (cannot open the spill file twice)" } else { "none (no store)" };
+    let snapshot_dst = target.as_ref().and_then(|t| Some((t.file.try_clone().ok()?, t.path.clone())));
     let (spill, recycle) = Spill::start(target);
     let mut reader = reader.with_recycle(recycle);
+    let snapshot_started = snapshot_dst.is_some();
+    if let Some((dst, path)) = snapshot_dst {
+        reader.snapshot_into(dst, &path);
+    }
     let mut stop = None;
     let mut read_error = None;
     let mut tee_error = None;
@@ -90,5 +108,23 @@ pub fn ingest(
     if let Some(p) = progress {
         p.done();
     }
-    Ingest { spill: spill.finish(), stop, read_error, tee_error }
+    let spill_path = match (reader.spill_path(), snapshot_started) {
+        (Some(p), _) => p.to_string(),
+        (None, true) => "snapshot copy (input ended before the copy)".into(),
+        (None, false) => no_snapshot.into(),
+    };
+    if crate::stream::spill::debug_enabled() {
+        crate::text::stderr::say(format_args!("spill: {spill_path}"));
+    }
+    let copy_failure = reader.take_copy_failure();
+    // Joins the copier: the spill file is final from here.
+    drop(reader);
+    let mut spill = spill.finish();
+    if let Some(e) = copy_failure {
+        if let Some(path) = spill.temp.take() {
+            let _ = std::fs::remove_file(path);
+        }
+        spill.error.get_or_insert(e);
+    }
+    Ingest { spill, stop, read_error, tee_error, spill_path }
 }

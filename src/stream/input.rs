@@ -2,13 +2,20 @@
 //!
 //! A pipe, terminal or file is read with large `read(2)` calls into
 //! recycled heap blocks (a pipe is enlarged to 1 MiB, which needs no
-//! privilege and lifts throughput on two-CPU machines). With `--mmap`, a
-//! regular file on stdin is mapped instead, in windows small enough, and
-//! unmapped as soon as the scanner and the spill thread are done with them,
-//! that peak RSS stays flat; anything appended after the map was taken is
-//! read normally. Mapping is opt-in because, measured on 1 GiB, page faults
-//! made it 1-5x slower than read(2) from the page cache (sys time 0.9-2.8 s
-//! against 0.2 s), and less steady.
+//! privilege and lifts throughput on two-CPU machines).
+//!
+//! A regular file on stdin at offset 0 is not read directly when there is a
+//! spill file: [`crate::stream::snapshot`] copies it into the spill
+//! (FICLONE, else `copy_file_range`), and the reader scans the copy, a few
+//! steps behind the copier, so what is stored is exactly what was scanned
+//! even when the live file changes. When the copy ends (the file's end, or
+//! a fallback) the reader carries on from the live file with `read(2)`, so
+//! bytes appended meanwhile are read and spilled as from a pipe. A file
+//! that is shorter at the end of input than what was read (truncated, e.g.
+//! by logrotate's copytruncate) ends the input with an error that says so:
+//! the envelope and the stored copy cover what was read, and the exit
+//! status is 1. (Mapping the file, the old `--mmap`, died of SIGBUS in that
+//! case and was slower than reading: 1.6-3.3 s against 0.6 s on 1 GiB.)
 //!
 //! Every blocking read is preceded by a one-second `poll`, so a silent
 //! producer never keeps the reader from noticing an interruption or a
@@ -20,29 +27,35 @@ use std::io::{self, Read};
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::path::Path;
 use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
-use memmap2::{Mmap, MmapOptions};
 
-/// Default size of a heap block and of a mapped window.
+use crate::stream::snapshot::{self, CopyOps, Snapshot};
+
+/// Default size of a heap block.
 pub const BLOCK_SIZE: usize = 1 << 20;
-const WINDOW_SIZE: usize = 4 << 20;
 
 /// An owned piece of input. Shared by `Arc` between the scanner and the
-/// spill thread; heap blocks come back through the recycle channel.
-pub enum Block {
-    Heap(Vec<u8>),
-    Map(Mmap),
+/// spill thread, and handed back through the recycle channel for reuse.
+pub struct Block {
+    data: Vec<u8>,
+    /// Already in the spill file (put there by the snapshot copy): the spill
+    /// thread hashes it but does not write it.
+    pub stored: bool,
+}
+
+impl Block {
+    pub fn new(data: Vec<u8>) -> Block {
+        Block { data, stored: false }
+    }
 }
 
 impl Deref for Block {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        match self {
-            Block::Heap(v) => v,
-            Block::Map(m) => m,
-        }
+        &self.data
     }
 }
 
@@ -62,26 +75,38 @@ pub enum Next {
     Stopped(Stop),
 }
 
-enum Kind {
-    Stream,
-    Mapped { next: u64, end: u64 },
-}
-
 /// Reads one file descriptor into blocks.
 pub struct Reader {
     file: ManuallyDrop<File>,
     owned: bool,
-    kind: Kind,
+    /// A regular file: its size is checked at the end of input.
+    regular: bool,
+    /// A regular file at offset 0 with something in it: a snapshot
+    /// candidate.
+    snapshot_from_start: bool,
+    /// Reading the copy while the copier fills it.
+    snapshot: Option<Snapshot>,
+    /// The copy strategy (the kernel's; tests inject failures).
+    copy_ops: Option<Box<dyn CopyOps>>,
+    /// Set when the snapshot copy failed in a way that fails the spill.
+    copy_failure: Option<io::Error>,
+    /// How the spill got its bytes, for `OUTBOX_DEBUG=1` and tests.
+    spill_path: Option<String>,
     block_size: usize,
     recycle: Option<Receiver<Arc<Block>>>,
     stop: Option<Box<dyn FnMut() -> bool + Send>>,
     /// A read returned 0. On a terminal that is a one-time event (Ctrl-D):
     /// reading again would wait for more input, so it is remembered.
     eof: bool,
+    /// The file shrank under us: reported in place of the end of input.
+    shrunk: Option<io::Error>,
 }
 
 impl Drop for Reader {
     fn drop(&mut self) {
+        // Stop and join the copier first: the spill file must not change
+        // once the reader is gone.
+        self.snapshot = None;
         if self.owned {
             // Safety: owned readers were built from a descriptor we own.
             unsafe { ManuallyDrop::drop(&mut self.file) };
@@ -91,16 +116,17 @@ impl Drop for Reader {
 
 impl Reader {
     /// Reads standard input without taking ownership of fd 0.
-    pub fn stdin(use_mmap: bool) -> Reader {
+    pub fn stdin() -> Reader {
         // Safety: fd 0 stays open for the life of the process; ManuallyDrop
         // keeps us from closing it.
         let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
-        Reader::new(file, false, use_mmap)
+        Reader::new(file, false)
     }
 
-    /// Reads a descriptor we own (e.g. the read end of a child's pipe).
+    /// Reads a descriptor we own (e.g. the read end of a child's pipe, or a
+    /// file in a test).
     pub fn owned(file: File) -> Reader {
-        Reader::new(ManuallyDrop::new(file), true, false)
+        Reader::new(ManuallyDrop::new(file), true)
     }
 
     /// Reads a descriptor without closing it when done: wrap mode keeps the
@@ -113,7 +139,7 @@ impl Reader {
     pub unsafe fn borrowed(fd: RawFd) -> Reader {
         // Not owned, so ManuallyDrop never closes it.
         let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
-        Reader::new(file, false, false)
+        Reader::new(file, false)
     }
 
     /// Bytes left to read when the input is a regular file (for a progress
@@ -125,27 +151,31 @@ impl Reader {
         }
     }
 
-    fn new(file: ManuallyDrop<File>, owned: bool, use_mmap: bool) -> Reader {
+    fn new(file: ManuallyDrop<File>, owned: bool) -> Reader {
         let fd = file.as_raw_fd();
-        let kind = match file_kind(fd) {
-            FdKind::Regular { pos, size } if use_mmap && size > pos => {
-                let page = page_size();
-                // Map from the current position rounded up to a page; the
-                // few bytes before it are read normally first.
-                let aligned = pos.div_ceil(page) * page;
-                if aligned < size {
-                    Kind::Mapped { next: pos, end: size }
-                } else {
-                    Kind::Stream
-                }
-            }
+        let (regular, snapshot_from_start) = match file_kind(fd) {
+            FdKind::Regular { pos, size } => (true, pos == 0 && size > 0),
             FdKind::Fifo => {
                 enlarge_pipe(fd);
-                Kind::Stream
+                (false, false)
             }
-            _ => Kind::Stream,
+            FdKind::Other => (false, false),
         };
-        Reader { file, owned, kind, block_size: BLOCK_SIZE, recycle: None, stop: None, eof: false }
+        Reader {
+            file,
+            owned,
+            regular,
+            snapshot_from_start,
+            snapshot: None,
+            copy_ops: None,
+            copy_failure: None,
+            spill_path: None,
+            block_size: BLOCK_SIZE,
+            recycle: None,
+            stop: None,
+            eof: false,
+            shrunk: None,
+        }
     }
 
     /// Heap blocks handed back by the spill thread are reused from here.
@@ -160,43 +190,73 @@ impl Reader {
         self
     }
 
+    /// Copies with `ops` instead of the kernel's calls (tests inject
+    /// errors and short transfers here).
+    #[cfg(test)]
+    pub(crate) fn with_copy_ops(mut self, ops: Box<dyn CopyOps>) -> Reader {
+        self.copy_ops = Some(ops);
+        self
+    }
+
+    /// When the input is a regular file from offset 0, starts copying it
+    /// into the spill file `dst` (open for writing at offset 0, at `path`)
+    /// and reads the copy from then on. Otherwise, or when the copy cannot
+    /// be opened for reading, the spill thread writes what is read.
+    pub(crate) fn snapshot_into(&mut self, dst: File, path: &Path) {
+        if !self.snapshot_from_start {
+            self.spill_path = Some("read+write".into());
+            return;
+        }
+        let ops = self.copy_ops.take().unwrap_or_else(snapshot::kernel);
+        match Snapshot::start(self.file.as_raw_fd(), dst, path, ops) {
+            Ok(s) => self.snapshot = Some(s),
+            Err(e) => self.spill_path = Some(format!("read+write (cannot open the copy: {e})")),
+        }
+    }
+
+    /// How the spill got its bytes, once known: `FICLONE`,
+    /// `copy_file_range`, or `read+write` with the reason in parentheses.
+    pub fn spill_path(&self) -> Option<&str> {
+        self.spill_path.as_deref()
+    }
+
+    /// The snapshot copy failed in a way that fails the spill (disk full,
+    /// file too large): the caller reports it in place of the stored copy.
+    pub fn take_copy_failure(&mut self) -> Option<io::Error> {
+        self.copy_failure.take()
+    }
+
     pub fn next_block(&mut self) -> io::Result<Next> {
         if let Some(sig) = crate::stream::interrupt::received() {
             return Ok(Next::Stopped(Stop::Signal(sig)));
         }
-        if let Kind::Mapped { next, end } = self.kind {
-            let page = page_size();
-            if next < end && next % page != 0 {
-                // Read up to the page boundary so the windows can be mapped.
-                let upto = (next.div_ceil(page) * page).min(end);
-                let want = (upto - next) as usize;
-                let mut v = self.buffer();
-                v.truncate(want);
-                self.file.read_exact(&mut v)?;
-                self.kind = Kind::Mapped { next: upto, end };
-                return Ok(Next::Block(Arc::new(Block::Heap(v))));
+        if let Some(snap) = self.snapshot.as_mut() {
+            let mut buf = match self.recycle.as_ref() {
+                Some(rx) => reuse(rx, self.block_size),
+                None => None,
             }
-            if next < end {
-                let len = ((end - next) as usize).min(WINDOW_SIZE);
-                // Safety: the map is read-only; a file truncated under us
-                // would fault, which is one reason mapping is opt-in.
-                let map = unsafe { MmapOptions::new().offset(next).len(len).map(&*self.file)? };
-                let _ = map.advise(memmap2::Advice::Sequential);
-                self.kind = Kind::Mapped { next: next + len as u64, end };
-                return Ok(Next::Block(Arc::new(Block::Map(map))));
+            .unwrap_or_else(|| vec![0; self.block_size]);
+            match snap.read(&mut buf)? {
+                snapshot::Read::Block(n) => {
+                    buf.truncate(n);
+                    return Ok(Next::Block(Arc::new(Block { data: buf, stored: true })));
+                }
+                snapshot::Read::Stopped(sig) => return Ok(Next::Stopped(Stop::Signal(sig))),
+                snapshot::Read::Done(end) => {
+                    // The live file's offset is where the copy ended: carry
+                    // on with read(2) from there.
+                    self.spill_path = Some(end.describe());
+                    self.copy_failure = end.failure;
+                    self.snapshot = None;
+                }
             }
-            // Past the mapped size: carry on with read(2) from there, in
-            // case the file grew.
-            let fd = self.file.as_raw_fd();
-            unsafe { libc::lseek(fd, end as libc::off_t, libc::SEEK_SET) };
-            self.kind = Kind::Stream;
         }
         self.read_block()
     }
 
     fn read_block(&mut self) -> io::Result<Next> {
         if self.eof {
-            return Ok(Next::Eof);
+            return self.end();
         }
         let mut buf = self.buffer();
         let mut filled = 0;
@@ -215,6 +275,7 @@ impl Reader {
             match self.file.read(&mut buf[filled..]) {
                 Ok(0) => {
                     self.eof = true;
+                    self.shrunk = self.shrank();
                     break;
                 }
                 Ok(n) => filled += n,
@@ -230,25 +291,40 @@ impl Reader {
             }
         }
         if filled == 0 {
-            return Ok(Next::Eof);
+            return self.end();
         }
         buf.truncate(filled);
-        Ok(Next::Block(Arc::new(Block::Heap(buf))))
+        Ok(Next::Block(Arc::new(Block::new(buf))))
+    }
+
+    /// End of input, or the error that stands for it when the file shrank.
+    fn end(&mut self) -> io::Result<Next> {
+        match self.shrunk.take() {
+            Some(e) => Err(e),
+            None => Ok(Next::Eof),
+        }
+    }
+
+    /// A regular file now shorter than what was read from it: the error
+    /// that ends the input (what was read is kept and enveloped).
+    fn shrank(&self) -> Option<io::Error> {
+        if !self.regular {
+            return None;
+        }
+        let fd = self.file.as_raw_fd();
+        let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+        let size = self.file.metadata().ok()?.len();
+        (pos >= 0 && size < pos as u64).then(|| {
+            io::Error::other(format!(
+                "the input file shrank to {size} bytes while outbox read it (truncated?); \
+the envelope and the stored copy hold the {pos} bytes read before"
+            ))
+        })
     }
 
     /// A recycled heap block of `block_size` bytes, or a new one.
     fn buffer(&mut self) -> Vec<u8> {
-        if let Some(rx) = &self.recycle {
-            while let Ok(arc) = rx.try_recv() {
-                if let Ok(Block::Heap(mut v)) = Arc::try_unwrap(arc) {
-                    if v.capacity() >= self.block_size {
-                        v.resize(self.block_size, 0);
-                        return v;
-                    }
-                }
-            }
-        }
-        vec![0; self.block_size]
+        self.recycle.as_ref().and_then(|rx| reuse(rx, self.block_size)).unwrap_or_else(|| vec![0; self.block_size])
     }
 
     fn is_ready_now(&self) -> bool {
@@ -309,13 +385,17 @@ fn enlarge_pipe(fd: RawFd) {
     }
 }
 
-fn page_size() -> u64 {
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as u64
-    } else {
-        4096
+/// A block the spill thread is done with, resized to `size` bytes.
+fn reuse(rx: &Receiver<Arc<Block>>, size: usize) -> Option<Vec<u8>> {
+    while let Ok(arc) = rx.try_recv() {
+        if let Ok(Block { mut data, .. }) = Arc::try_unwrap(arc) {
+            if data.capacity() >= size {
+                data.resize(size, 0);
+                return Some(data);
+            }
+        }
     }
+    None
 }
 
 /// Ok(true) when `fd` is readable (or at EOF / hung up) within `ms`.

@@ -13,5 +13,6 @@ pub mod line;
 pub mod progress;
 pub mod scan;
 pub mod signal;
+pub mod snapshot;
 pub mod spill;
 pub mod tail;

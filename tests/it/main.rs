@@ -14,5 +14,6 @@ mod layers;
 mod pack;
 mod props;
 mod shell;
+mod snapshot;
 mod store;
 mod wrap;

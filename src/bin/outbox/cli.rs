@@ -271,10 +271,10 @@ pub struct EnvelopeArgs {
     #[arg(long)]
     pub progress: bool,
 
-    /// Memory-map a regular file on stdin in 4 MiB windows instead of
-    /// reading it with large read(2) calls. Off by default: on the machines
-    /// measured, page faults made it slower and less steady than read(2).
-    #[arg(long)]
+    /// Ignored (kept so that scripts using it still run): a file on stdin
+    /// is copied into the store and read from the copy. Mapping it was
+    /// slower than reading and died of SIGBUS when the file shrank.
+    #[arg(long, hide = true)]
     pub mmap: bool,
 }
 
@@ -577,6 +577,9 @@ impl EnvelopeArgs {
             Some(compiled) => compiled.clone(),
             None => signal::matcher(None).map_err(|e| anyhow::anyhow!("the default --signal pattern: {e}"))?,
         };
+        if self.mmap {
+            outbox::say!("--mmap is ignored: a file on stdin is copied into the store and read from the copy");
+        }
         Ok(RunOptions {
             label: self.label.as_ref().map(|l| l.to_string_lossy().into_owned()),
             // The caller fills this in from the environment (app.rs).
@@ -608,7 +611,6 @@ impl EnvelopeArgs {
                 StderrMode::Inherit => session::StderrMode::Inherit,
             },
             progress: self.progress,
-            mmap: self.mmap,
         })
     }
 }

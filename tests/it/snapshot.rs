@@ -1,0 +1,145 @@
+//! A regular file on stdin: copied into the store by the kernel and scanned
+//! from the copy; a file truncated under outbox; the chosen path named with
+//! `OUTBOX_DEBUG=1`; `--mmap` accepted and ignored; a full disk.
+
+use std::process::{Command, Stdio};
+
+use crate::util::{self, Store};
+
+fn header(stdout: &[u8]) -> serde_json::Value {
+    let s = String::from_utf8_lossy(stdout);
+    let line = s.lines().nth(1).unwrap_or_else(|| panic!("no header in {s:?}"));
+    serde_json::from_str(line).expect("header parses")
+}
+
+fn log(lines: usize) -> Vec<u8> {
+    (0..lines).flat_map(|i| format!("2026-12-03 line {i} of a log that is rotated\n").into_bytes()).collect()
+}
+
+fn temp_files(store: &Store) -> Vec<String> {
+    std::fs::read_dir(store.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".tmp-"))
+        .collect()
+}
+
+/// The copy path is named on stderr, and the stored copy is the file.
+#[test]
+fn file_on_stdin_is_copied_and_the_path_is_named() {
+    let store = Store::new();
+    let path = store.path().join("input.log");
+    let data = log(200_000);
+    std::fs::write(&path, &data).unwrap();
+    let out = Command::new(util::bin())
+        .env("OUTBOX_DIR", store.path())
+        .env("OUTBOX_DEBUG", "1")
+        .stdin(std::fs::File::open(&path).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("outbox: spill: FICLONE") || err.contains("outbox: spill: copy_file_range"), "{err}");
+    let h = header(&out.stdout);
+    assert_eq!(std::fs::read(h["full_output"].as_str().unwrap()).unwrap(), data);
+
+    // Through a pipe the spill thread writes what it reads.
+    let out = util::run_cmd(
+        {
+            let mut c = Command::new(util::bin());
+            c.env("OUTBOX_DIR", store.path()).env("OUTBOX_DEBUG", "1");
+            c
+        },
+        &data,
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outbox: spill: read+write"));
+}
+
+/// logrotate's copytruncate: the file on stdin is truncated while outbox
+/// reads it. Whenever the truncation lands, outbox does not crash (with
+/// `--mmap` it used to die of SIGBUS, exit 135, no envelope, a temporary
+/// file left), prints the envelope, and stores exactly what it scanned, a
+/// prefix of the file. When it noticed (the file ended shorter than what
+/// it had read) it says so and exits 1.
+#[test]
+fn file_truncated_while_read_does_not_crash() {
+    let store = Store::new();
+    let path = store.path().join("app.log");
+    let data = log(800_000);
+    for round in 0..3 {
+        std::fs::write(&path, &data).unwrap();
+        let child = Command::new(util::bin())
+            .args(["--mmap"])
+            .env("OUTBOX_DIR", store.path())
+            .stdin(std::fs::File::open(&path).unwrap())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Truncate at a different moment each round.
+        std::thread::sleep(std::time::Duration::from_millis(round * 5));
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(0).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--mmap is ignored"), "{err}");
+        if out.stdout.is_empty() {
+            // Truncated before outbox read a byte: empty input is quiet.
+            assert_eq!(out.status.code(), Some(0), "{err}");
+            assert!(temp_files(&store).is_empty());
+            continue;
+        }
+        let h = header(&out.stdout);
+        let bytes = h["bytes"].as_u64().unwrap() as usize;
+        match out.status.code() {
+            // Truncated before outbox looked at it: an empty file, read whole.
+            Some(0) => assert!(bytes == data.len() || bytes == 0, "a clean run read the whole file: {bytes}"),
+            Some(1) => {
+                assert!(err.contains("shrank to 0 bytes"), "{err}");
+                assert!(String::from_utf8_lossy(&out.stdout).contains("shrank to 0 bytes"), "the envelope says so");
+            }
+            other => panic!("exit status {other:?}: {err}"),
+        }
+        let stored = std::fs::read(h["full_output"].as_str().unwrap()).unwrap();
+        assert_eq!(stored.len(), bytes, "the stored copy is what was scanned");
+        assert!(stored == data[..bytes], "and a prefix of the file");
+        assert!(temp_files(&store).is_empty());
+    }
+}
+
+/// A store on a tiny tmpfs (needs root to mount one; skipped otherwise):
+/// the copy path runs out of space, the envelope is printed from the scan,
+/// `full_output` is null, exit 1, nothing left behind.
+#[test]
+fn disk_full_on_the_copy_path() {
+    let store = Store::new();
+    let mnt = store.path().join("tiny");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = unsafe { libc::geteuid() } == 0
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .arg(&mnt)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let input = store.path().join("input.log");
+    let data = log(100_000);
+    std::fs::write(&input, &data).unwrap();
+    let out = Command::new(util::bin())
+        .env("OUTBOX_DIR", &mnt)
+        .env("OUTBOX_DEBUG", "1")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(&mnt).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let h = header(&out.stdout);
+    assert!(h["full_output"].is_null());
+    assert!(h["spill_error"].as_str().unwrap().contains("No space left"), "{}", h["spill_error"]);
+    assert_eq!(h["lines"], 100_000);
+    assert!(leftovers.iter().all(|n| !n.to_string_lossy().starts_with(".tmp-")), "{leftovers:?}");
+}
