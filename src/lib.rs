@@ -43,6 +43,7 @@
 //! output never exceeds the budget in characters; every omission is stated;
 //! the stored copy is byte-for-byte the input.
 
+pub mod family;
 pub mod json;
 pub mod notes;
 #[doc(hidden)]

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use regex::bytes::Regex;
 
+pub mod family;
 pub mod options;
 
 use crate::json::ndjson::NdjsonFolder;
@@ -102,6 +103,8 @@ pub struct Session {
     signal: Regex,
     stream: Option<Stream>,
     plan: Option<Plan>,
+    /// Family knowledge (None with `FamilyOptions::legacy`).
+    families: Option<std::sync::Arc<crate::family::Classifier>>,
 }
 
 /// The consumers of the input: the text scanner always (its counts and its
@@ -216,8 +219,13 @@ impl Session {
             tail_budget: args.tail_budget,
             signal: signal.clone(),
         };
-        let sinks = Sinks::new(Scanner::new(cfg), args);
-        Ok(Session { args: args.clone(), label, store, target, sinks, signal, stream, plan: None })
+        let families = family::engine(&args.families)?;
+        let mut scanner = Scanner::new(cfg);
+        if let Some(f) = &families {
+            scanner.set_classifier(f.clone());
+        }
+        let sinks = Sinks::new(scanner, args);
+        Ok(Session { args: args.clone(), label, store, target, sinks, signal, stream, plan: None, families })
     }
 
     pub fn label(&self) -> &str {
@@ -275,6 +283,11 @@ impl Session {
                 extra: [("stream".to_string(), "stdout".into())].into_iter().collect(),
                 ..RunInfo::default()
             };
+            let mut info = info;
+            if let Some(f) = &self.families {
+                let worst = CommandInfo { exit_status: Some(255), ..CommandInfo::default() };
+                family::annotate(&mut info, &sc, f, Some(&worst));
+            }
             // The renderer reserves room for worst-case figures, so the
             // budget that shows everything is a little more than what is
             // then printed: step up until the lines are those of an
@@ -419,6 +432,9 @@ impl Session {
         }
         if let Some(s) = self.stream {
             info.extra.insert("stream".into(), s.name().into());
+        }
+        if let Some(f) = &self.families {
+            family::annotate(&mut info, &sc, f, command.as_ref());
         }
         let folded = match (passthrough, self.sinks.json.take(), self.sinks.ndjson.as_ref()) {
             (Some(_), _, _) => None,

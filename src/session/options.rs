@@ -79,6 +79,9 @@ pub struct RunOptions {
     pub progress: bool,
     /// Memory-map a regular file on stdin.
     pub mmap: bool,
+    /// Tool families and signal options (`--family`, `--signal-add`,
+    /// `--no-signal`; `--signal` replaces the default signal patterns).
+    pub families: crate::family::FamilyOptions,
 }
 
 impl Default for RunOptions {
@@ -99,6 +102,7 @@ impl Default for RunOptions {
             stderr: StderrMode::Merged,
             progress: false,
             mmap: false,
+            families: crate::family::FamilyOptions::default(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! interruptions ([`interrupt`]) and report progress ([`progress`]).
 //! Nothing here knows the store's layout or how the envelope looks.
 
+pub mod block;
 pub mod ingest;
 pub mod input;
 pub mod interrupt;

@@ -8,14 +8,20 @@
 //!   folded, so `error at 0x1f` and `error at 0x2a` are one shape), so a
 //!   thousand repeats of one error cannot crowd out a different one.
 //!
-//! At render time the envelope picks, in this priority: first, last, the few
-//! before the last, distinct shapes in input order, then the other recent
-//! ones; and prints the chosen ones in input order.
+//! At render time the envelope picks, in this priority: errors before
+//! warnings, and within a severity: first, last, the few before the last,
+//! distinct shapes in input order, then the other recent ones; and prints
+//! the chosen ones in input order.
+//!
+//! With family knowledge (see `crate::family`) each kept line also carries
+//! its severity, its *block* (the bounded lines after it that belong to it)
+//! and its location; the scanner attaches the block when it closes.
 
 use std::collections::{HashSet, VecDeque};
 
 use regex::bytes::Regex;
 
+use crate::family::Severity;
 use crate::stream::line::{LineBody, StoredLine};
 
 /// The default signal pattern (case-insensitive, Unicode word boundaries).
@@ -36,13 +42,50 @@ pub fn matcher(user: Option<&str>) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(&pat).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
 }
 
+/// A kept signal line with what belongs to it.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub line: StoredLine,
+    pub severity: Severity,
+    /// The lines after it that belong to it, each ending with `\n`
+    /// (consecutive: line numbers `line.lineno + 1 ..`).
+    pub block: Vec<u8>,
+    pub location: Option<String>,
+}
+
+impl Kept {
+    fn new(lineno: u64, body: LineBody, severity: Severity) -> Kept {
+        Kept { line: StoredLine::new(lineno, body, PIECE), severity, block: Vec::new(), location: None }
+    }
+
+    fn set(&mut self, lineno: u64, body: LineBody, severity: Severity) {
+        self.line.set(lineno, body, PIECE);
+        self.severity = severity;
+        self.block.clear();
+        self.location = None;
+    }
+
+    /// The block's lines, with their line numbers.
+    pub fn block_lines(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        let first = self.line.lineno + 1;
+        self.block.split_inclusive(|&b| b == b'\n').enumerate().map(move |(i, l)| {
+            (first + i as u64, l.strip_suffix(b"\n").unwrap_or(l))
+        })
+    }
+}
+
 #[derive(Debug)]
 pub struct SignalKeeper {
     hits: u64,
-    first: Option<StoredLine>,
-    recent: VecDeque<StoredLine>,
+    by_severity: [u64; 2],
+    /// Line numbers of the first hits: enough to tell which lines of the
+    /// head arena are signal lines (a line there has at least 2 bytes).
+    early: Vec<u64>,
+    early_cap: usize,
+    first: Option<Kept>,
+    recent: VecDeque<Kept>,
     recent_cap: usize,
-    distinct: Vec<StoredLine>,
+    distinct: Vec<Kept>,
     distinct_cap: usize,
     seen: HashSet<u64>,
     seen_cap: usize,
@@ -53,6 +96,9 @@ impl SignalKeeper {
     pub fn new(recent: usize, distinct: usize) -> SignalKeeper {
         SignalKeeper {
             hits: 0,
+            by_severity: [0; 2],
+            early: Vec::new(),
+            early_cap: 0,
             first: None,
             recent: VecDeque::with_capacity(recent),
             recent_cap: recent.max(1),
@@ -67,38 +113,83 @@ impl SignalKeeper {
         self.hits
     }
 
+    /// Remember the line numbers of the first `n` hits (see
+    /// [`SignalKeeper::is_early_hit`]).
+    pub fn remember_early(&mut self, n: usize) {
+        self.early_cap = n;
+    }
+
+    /// Whether `lineno` is a signal line, for lines among the first
+    /// `remember_early` hits; None past them.
+    pub fn is_early_hit(&self, lineno: u64) -> Option<bool> {
+        if self.early.binary_search(&lineno).is_ok() {
+            return Some(true);
+        }
+        (self.early.len() < self.early_cap || self.early.last().is_some_and(|&l| l > lineno)).then_some(false)
+    }
+
+    /// Signal lines counted per severity.
+    pub fn count(&self, s: Severity) -> u64 {
+        self.by_severity[s as usize]
+    }
+
     pub fn offer(&mut self, lineno: u64, body: LineBody) {
+        self.offer_with(lineno, body, Severity::Error);
+    }
+
+    pub fn offer_with(&mut self, lineno: u64, body: LineBody, severity: Severity) {
         self.hits += 1;
+        self.by_severity[severity as usize] += 1;
+        if self.early.len() < self.early_cap {
+            self.early.push(lineno);
+        }
         if self.first.is_none() {
-            self.first = Some(StoredLine::new(lineno, body, PIECE));
+            self.first = Some(Kept::new(lineno, body, severity));
             self.seen.insert(shape(body));
             return;
         }
         let sh = shape(body);
         if self.distinct.len() < self.distinct_cap && self.seen.len() < self.seen_cap && self.seen.insert(sh) {
-            self.distinct.push(StoredLine::new(lineno, body, PIECE));
+            self.distinct.push(Kept::new(lineno, body, severity));
         }
         if self.recent.len() == self.recent_cap {
             let mut old = self.recent.pop_front().expect("full ring");
-            old.set(lineno, body, PIECE);
+            old.set(lineno, body, severity);
             self.recent.push_back(old);
         } else {
-            self.recent.push_back(StoredLine::new(lineno, body, PIECE));
+            self.recent.push_back(Kept::new(lineno, body, severity));
+        }
+    }
+
+    /// Attaches a closed block (and its location) to every kept copy of
+    /// the hit on `lineno`, which is the latest hit.
+    pub fn attach_block(&mut self, lineno: u64, block: &[u8], location: Option<&str>) {
+        let copies = self.first.iter_mut().chain(self.distinct.last_mut()).chain(self.recent.back_mut());
+        for k in copies.filter(|k| k.line.lineno == lineno) {
+            k.block.clear();
+            k.block.extend_from_slice(block);
+            k.location = location.map(str::to_string);
         }
     }
 
     /// Line numbers of the most recent hits (a superset of the signal
     /// lines among the tail's lines).
     pub fn recent_linenos(&self) -> impl Iterator<Item = u64> + '_ {
-        self.recent.iter().map(|l| l.lineno).chain(self.first.iter().map(|l| l.lineno))
+        self.recent.iter().map(|l| l.line.lineno).chain(self.first.iter().map(|l| l.line.lineno))
     }
 
     pub fn first_lineno(&self) -> Option<u64> {
-        self.first.as_ref().map(|l| l.lineno)
+        self.first.as_ref().map(|l| l.line.lineno)
     }
 
     /// Kept lines in priority order (see the module doc), each once.
     pub fn by_priority(&self) -> Vec<&StoredLine> {
+        self.kept_by_priority().into_iter().map(|k| &k.line).collect()
+    }
+
+    /// Kept entries in priority order: errors first, then warnings, each
+    /// in the order of the module doc.
+    pub fn kept_by_priority(&self) -> Vec<&Kept> {
         let candidates = self
             .first
             .iter()
@@ -106,7 +197,9 @@ impl SignalKeeper {
             .chain(self.distinct.iter())
             .chain(self.recent.iter().rev());
         let mut taken: HashSet<u64> = HashSet::new();
-        candidates.filter(|l| taken.insert(l.lineno)).collect()
+        let mut all: Vec<&Kept> = candidates.filter(|l| taken.insert(l.line.lineno)).collect();
+        all.sort_by_key(|k| std::cmp::Reverse(k.severity));
+        all
     }
 }
 
