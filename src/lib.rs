@@ -27,14 +27,16 @@
 //! `tests/it/layers.rs`, fails on an import that goes up):
 //!
 //! 1. [`text`]: UTF-8 counting, sanitising for display, shortening, sizes.
-//! 2. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
+//! 2. [`family`]: tool families as data (`families/*.toml`): severities,
+//!    blocks, locations, verdicts; one combined regex and a `RegexSet`.
+//! 3. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
 //!    interruption.
-//! 3. [`render`]: the record of a run's facts and the text envelope.
-//! 4. [`json`]: the JSON and NDJSON folds.
-//! 5. [`store`]: the store directory, `show`, `ls`, `gc`.
-//! 6. [`notes`]: Markdown section packing and the preflight check (uses only
+//! 4. [`render`]: the record of a run's facts and the text envelope.
+//! 5. [`json`]: the JSON and NDJSON folds.
+//! 6. [`store`]: the store directory, `show`, `ls`, `gc`.
+//! 7. [`notes`]: Markdown section packing and the preflight check (uses only
 //!    `text`).
-//! 7. [`session`]: one run from options to exit status.
+//! 8. [`session`]: one run from options to exit status.
 //!
 //! # Invariants
 //!

@@ -71,6 +71,8 @@ pub struct LineClass {
     pub severity: Severity,
     /// Index of its block rule ([`Classifier::block_rule`]).
     pub block: usize,
+    /// Matched by a family's own pattern (not only a generic one).
+    pub specific: bool,
 }
 
 /// Verdict fields, in the order they are printed.
@@ -296,6 +298,7 @@ impl Classifier {
             evidence: vec![0; self.families.len()],
             seen_on: vec![0; self.families.len()],
             verdicts: vec![VerdictAcc::default(); self.families.len()],
+            last_error: 0,
         }
     }
 
@@ -315,7 +318,10 @@ impl Classifier {
         let mut signals: Vec<usize> = Vec::new();
         for i in matched.iter() {
             let p = &self.pats[i];
-            if let Some(f) = p.family {
+            // Only detection and verdict patterns are evidence: a family's
+            // signal patterns (`warning:`) can be printed by anything.
+            let evidence = matches!(p.role, Role::Detect | Role::Verdict(_));
+            if let Some(f) = p.family.filter(|_| evidence) {
                 if !self.families[f].generic && tally.seen_on[f] != lineno + 1 {
                     tally.seen_on[f] = lineno + 1;
                     tally.evidence[f] += 1;
@@ -351,7 +357,7 @@ impl Classifier {
                 best = Some((sev, block, specific));
             }
         }
-        best.map(|(severity, block, _)| LineClass { severity, block })
+        best.map(|(severity, block, specific)| LineClass { severity, block, specific })
     }
 
     /// The location (`file:line[:col]`) in `texts` (the signal line, then
@@ -425,7 +431,8 @@ impl Classifier {
         let counts: Vec<(&'static str, u64)> =
             FIELDS.iter().zip(acc.counts.iter()).filter_map(|(n, c)| c.map(|c| (*n, c))).collect();
         let get = |n: &str| counts.iter().find(|(k, _)| *k == n).map_or(0, |(_, v)| *v);
-        let status = if acc.failed_any || get("failed") > 0 || get("errors") > 0 {
+        let errors_after = tally.last_error > acc.last_line;
+        let status = if acc.failed_any || get("failed") > 0 || get("errors") > 0 || errors_after {
             Status::Failed
         } else {
             acc.status.unwrap_or(Status::Passed)
@@ -559,11 +566,19 @@ pub struct Tally {
     /// (a line counts once per family).
     seen_on: Vec<u64>,
     verdicts: Vec<VerdictAcc>,
+    /// Line number of the last error line.
+    last_error: u64,
 }
 
 impl Tally {
     pub fn evidence(&self, f: usize) -> u64 {
         self.evidence[f]
+    }
+
+    /// Records an error line (a passing verdict followed by errors is not
+    /// the run's last word: `Finished` then a panic).
+    pub fn note_error(&mut self, lineno: u64) {
+        self.last_error = lineno;
     }
 }
 
@@ -573,11 +588,13 @@ struct VerdictAcc {
     status: Option<Status>,
     failed_any: bool,
     counts: [Option<u64>; FIELDS.len()],
+    last_line: u64,
 }
 
 impl VerdictAcc {
-    fn add(&mut self, rule: &VerdictRule, caps: &regex::bytes::Captures, _lineno: u64) {
+    fn add(&mut self, rule: &VerdictRule, caps: &regex::bytes::Captures, lineno: u64) {
         self.lines += 1;
+        self.last_line = lineno;
         for (k, name) in FIELDS.iter().enumerate() {
             let Some(m) = caps.name(name) else { continue };
             let Some(n) = std::str::from_utf8(m.as_bytes()).ok().and_then(|s| s.parse::<u64>().ok()) else {

@@ -203,7 +203,7 @@ pub fn load_all() -> &'static [FamilySpec] {
     ALL.get_or_init(|| {
         let (all, problems) = load_from(user_dir().as_deref());
         for p in problems {
-            crate::say!("{p}");
+            crate::text::stderr::say(format_args!("{p}"));
         }
         all
     })

@@ -396,15 +396,24 @@ impl Scanner {
             LineBody::Cut { prefix, .. } => prefix,
         };
         let class = if matched { fam.classifier.classify(lineno, head, &mut fam.tally) } else { None };
-        if let Some(class) = class {
+        if let Some(mut class) = class {
+            // A generic signal inside a family's block (jest's `TypeError:`
+            // under `● test name`) keeps the family's rule, so its block
+            // still reaches the location line.
+            if let Some(open) = fam.block.as_ref().filter(|b| b.class.specific && !class.specific) {
+                class.block = open.class.block;
+            }
             self.close_block();
             self.signals.offer_with(lineno, body, class.severity);
             let fam = self.families.as_mut().expect("families");
+            if class.severity == Severity::Error {
+                fam.tally.note_error(lineno);
+            }
             fam.block = Some(OpenBlock::new(lineno, head, class));
             return;
         }
         let Some(b) = fam.block.as_mut() else { return };
-        if !b.take(&fam.classifier, head) {
+        if !b.take(&fam.classifier, lineno, head) {
             self.close_block();
         }
     }
@@ -420,7 +429,7 @@ impl Scanner {
                 fam.first_error_location = Some((b.lineno, l.clone()));
             }
         }
-        self.signals.attach_block(b.lineno, b.lines(), location.as_deref());
+        self.signals.attach_block(b.lineno, b.lines(), b.linenos(), location.as_deref());
     }
 }
 

@@ -47,30 +47,39 @@ pub fn matcher(user: Option<&str>) -> Result<Regex, regex::Error> {
 pub struct Kept {
     pub line: StoredLine,
     pub severity: Severity,
-    /// The lines after it that belong to it, each ending with `\n`
-    /// (consecutive: line numbers `line.lineno + 1 ..`).
+    /// The lines after it that belong to it, each ending with `\n`.
     pub block: Vec<u8>,
+    /// Their line numbers (consecutive, except a location line found
+    /// past the block's bounds).
+    pub block_linenos: Vec<u64>,
     pub location: Option<String>,
 }
 
 impl Kept {
     fn new(lineno: u64, body: LineBody, severity: Severity) -> Kept {
-        Kept { line: StoredLine::new(lineno, body, PIECE), severity, block: Vec::new(), location: None }
+        Kept {
+            line: StoredLine::new(lineno, body, PIECE),
+            severity,
+            block: Vec::new(),
+            block_linenos: Vec::new(),
+            location: None,
+        }
     }
 
     fn set(&mut self, lineno: u64, body: LineBody, severity: Severity) {
         self.line.set(lineno, body, PIECE);
         self.severity = severity;
         self.block.clear();
+        self.block_linenos.clear();
         self.location = None;
     }
 
     /// The block's lines, with their line numbers.
     pub fn block_lines(&self) -> impl Iterator<Item = (u64, &[u8])> {
-        let first = self.line.lineno + 1;
-        self.block.split_inclusive(|&b| b == b'\n').enumerate().map(move |(i, l)| {
-            (first + i as u64, l.strip_suffix(b"\n").unwrap_or(l))
-        })
+        self.block_linenos
+            .iter()
+            .zip(self.block.split_inclusive(|&b| b == b'\n'))
+            .map(|(n, l)| (*n, l.strip_suffix(b"\n").unwrap_or(l)))
     }
 }
 
@@ -163,11 +172,13 @@ impl SignalKeeper {
 
     /// Attaches a closed block (and its location) to every kept copy of
     /// the hit on `lineno`, which is the latest hit.
-    pub fn attach_block(&mut self, lineno: u64, block: &[u8], location: Option<&str>) {
+    pub fn attach_block(&mut self, lineno: u64, block: &[u8], linenos: &[u64], location: Option<&str>) {
         let copies = self.first.iter_mut().chain(self.distinct.last_mut()).chain(self.recent.back_mut());
         for k in copies.filter(|k| k.line.lineno == lineno) {
             k.block.clear();
             k.block.extend_from_slice(block);
+            k.block_linenos.clear();
+            k.block_linenos.extend_from_slice(linenos);
             k.location = location.map(str::to_string);
         }
     }

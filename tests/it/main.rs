@@ -4,6 +4,7 @@ mod util;
 
 mod check;
 mod envelope;
+mod families;
 mod faults;
 mod fuzz_regressions;
 mod hook;
