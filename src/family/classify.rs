@@ -112,7 +112,17 @@ struct Pat {
     /// None for the user's own patterns.
     family: Option<usize>,
     role: Role,
-    re: Regex,
+    /// The pattern alone, compiled the first time a line matches it (most
+    /// runs need a few of them: compiling all would cost more than
+    /// scanning a small input).
+    source: String,
+    re: std::sync::OnceLock<Regex>,
+}
+
+impl Pat {
+    fn re(&self) -> &Regex {
+        self.re.get_or_init(|| build(&format!("(?mR){}", self.source)).expect("checked when the engine was built"))
+    }
 }
 
 struct VerdictRule {
@@ -126,8 +136,15 @@ struct FamilyRt {
     generic: bool,
     commands: Vec<Vec<String>>,
     hint_weight: u64,
-    location: Option<Regex>,
+    location: Option<String>,
+    location_re: std::sync::OnceLock<Option<Regex>>,
     verdicts: Vec<VerdictRule>,
+}
+
+impl FamilyRt {
+    fn location(&self) -> Option<&Regex> {
+        self.location_re.get_or_init(|| self.location.as_deref().and_then(|p| compile_one(p).ok())).as_ref()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,11 +157,17 @@ enum Mode {
 /// Every family's patterns, compiled once per run.
 pub struct Classifier {
     prefilter: Regex,
-    set: RegexSet,
+    /// Literals every candidate line contains (see `literals`), when every
+    /// pattern has some: the fast first pass.
+    literal: Option<Regex>,
+    /// Built when the first line matches the prefilter: output without a
+    /// single candidate line (most `ls` or `find` runs) never pays for it.
+    set: std::sync::OnceLock<RegexSet>,
+    set_sources: Vec<String>,
     pats: Vec<Pat>,
     families: Vec<FamilyRt>,
     blocks: Vec<BlockRule>,
-    default_locations: Vec<Regex>,
+    default_locations: std::sync::OnceLock<Vec<Regex>>,
     mode: Mode,
 }
 
@@ -209,13 +232,17 @@ impl Classifier {
         let mut blocks: Vec<BlockRule> = Vec::new();
         let mut families = Vec::new();
         let mut push = |src: String, family: Option<usize>, role: Role, sources: &mut Vec<String>| {
-            let re = build(&format!("(?mR){src}")).map_err(|e| e.to_string())?;
-            sources.push(src);
-            pats.push(Pat { family, role, re });
+            // Family patterns were checked when their file was loaded; the
+            // user's are checked here (the set would reject them too, but
+            // without saying which).
+            if family.is_none() {
+                build(&format!("(?mR){src}")).map_err(|e| e.to_string())?;
+            }
+            sources.push(src.clone());
+            pats.push(Pat { family, role, source: src, re: std::sync::OnceLock::new() });
             Ok::<(), String>(())
         };
         for (i, f) in specs.iter().enumerate() {
-            let location = f.location.as_deref().map(compile_one).transpose().map_err(|e| e.to_string())?;
             let verdicts = f
                 .verdict
                 .iter()
@@ -230,7 +257,8 @@ impl Classifier {
                 generic: f.generic,
                 commands: f.commands.iter().map(|c| c.split_whitespace().map(str::to_string).collect()).collect(),
                 hint_weight: f.hint_weight.unwrap_or(20),
-                location,
+                location: f.location.clone(),
+                location_re: std::sync::OnceLock::new(),
                 verdicts,
             });
             if !active(i, f) {
@@ -274,18 +302,43 @@ impl Classifier {
             format!("(?mR){}|(?-u:\\x1b\\[)", all.join("|"))
         };
         let prefilter = build(&combined).map_err(|e| e.to_string())?;
-        let set = RegexSetBuilder::new(sources.iter().map(|s| format!("(?mR){}", uncapture(s))))
-            .size_limit(64 << 20)
-            .dfa_size_limit(64 << 20)
-            .build()
-            .map_err(|e| e.to_string())?;
-        let default_locations = DEFAULT_LOCATIONS.iter().map(|p| build(p).expect("default location compiles")).collect();
-        Ok(Classifier { prefilter, set, pats, families, blocks, default_locations, mode })
+        let set_sources: Vec<String> = sources.iter().map(|s| format!("(?mR){}", uncapture(s))).collect();
+        // The escape that starts a colour code is a candidate too (see
+        // `classify`).
+        // Success patterns need no literal: they only cancel a signal on
+        // a line that some signal pattern's literal already found.
+        let needs: Vec<String> = set_sources
+            .iter()
+            .zip(&pats)
+            .filter(|(_, p)| !matches!(p.role, Role::Success))
+            .map(|(s, _)| s.clone())
+            .collect();
+        let literal = super::literals::prefilter(&needs)
+            .filter(|_| !sources.is_empty())
+            .and_then(|l| build(&format!("(?-u:{l}|\\x1b\\[)")).ok());
+        Ok(Classifier {
+            prefilter,
+            literal,
+            set: std::sync::OnceLock::new(),
+            set_sources,
+            pats,
+            families,
+            blocks,
+            default_locations: std::sync::OnceLock::new(),
+            mode,
+        })
     }
 
     /// The combined regex: a line that does not match it is nothing.
     pub fn prefilter(&self) -> &Regex {
         &self.prefilter
+    }
+
+    /// A regex of lower-case literals that every line the prefilter
+    /// matches contains once ASCII-lower-cased; None when some pattern has
+    /// no usable literal.
+    pub fn literal_prefilter(&self) -> Option<&Regex> {
+        self.literal.as_ref()
     }
 
     pub fn block_rule(&self, i: usize) -> &BlockRule {
@@ -310,7 +363,14 @@ impl Classifier {
         // `\x1b[` branch and are classified without them.
         let plain = strip_ansi(line);
         let line = &plain[..];
-        let matched = self.set.matches(line);
+        let set = self.set.get_or_init(|| {
+            RegexSetBuilder::new(&self.set_sources)
+                .size_limit(64 << 20)
+                .dfa_size_limit(64 << 20)
+                .build()
+                .expect("every pattern compiled in the prefilter")
+        });
+        let matched = set.matches(line);
         if !matched.matched_any() {
             return None;
         }
@@ -329,9 +389,9 @@ impl Classifier {
             }
             match p.role {
                 Role::Signal(..) => signals.push(i),
-                Role::Success => success.extend(p.re.find_iter(line).map(|m| (m.start(), m.end()))),
+                Role::Success => success.extend(p.re().find_iter(line).map(|m| (m.start(), m.end()))),
                 Role::Verdict(k) => {
-                    if let (Some(f), Some(caps)) = (p.family, p.re.captures(line)) {
+                    if let (Some(f), Some(caps)) = (p.family, p.re().captures(line)) {
                         tally.verdicts[f].add(&self.families[f].verdicts[k], &caps, lineno);
                     }
                 }
@@ -344,7 +404,7 @@ impl Classifier {
             let Role::Signal(sev, block) = p.role else { continue };
             // A success span (`0 failed`) cancels the signal matches that
             // overlap it.
-            let real = p.re.find_iter(line).any(|m| !success.iter().any(|&(s, e)| s < m.end() && m.start() < e));
+            let real = p.re().find_iter(line).any(|m| !success.iter().any(|&(s, e)| s < m.end() && m.start() < e));
             if !real {
                 continue;
             }
@@ -363,8 +423,11 @@ impl Classifier {
     /// The location (`file:line[:col]`) in `texts` (the signal line, then
     /// its block lines), by the rule's family pattern, else the defaults.
     pub fn location<'a>(&self, rule: &BlockRule, texts: impl Iterator<Item = &'a [u8]> + Clone) -> Option<String> {
-        let own = rule.family.and_then(|f| self.families[f].location.as_ref());
-        for re in own.into_iter().chain(self.default_locations.iter()) {
+        let own = rule.family.and_then(|f| self.families[f].location());
+        let defaults = self
+            .default_locations
+            .get_or_init(|| DEFAULT_LOCATIONS.iter().map(|p| build(p).expect("default location compiles")).collect());
+        for re in own.into_iter().chain(defaults.iter()) {
             let mut found = None;
             for t in texts.clone() {
                 let plain = strip_ansi(t);

@@ -19,6 +19,7 @@
 //! and a pattern may still name non-ASCII literals (`エラー`).
 
 pub mod classify;
+pub mod literals;
 pub mod spec;
 
 pub use classify::{Classifier, LineClass, Severity, Tally};
@@ -72,7 +73,31 @@ mod tests {
     fn every_shipped_family_parses_and_compiles_together() {
         let all = spec::embedded();
         assert!(all.len() >= 20);
+        for f in &all {
+            for p in f.patterns() {
+                classify::compile_one(p).unwrap_or_else(|e| panic!("{}: {p:?}: {e}", f.name));
+            }
+        }
         let c = Classifier::new(&all, &FamilyOptions::default()).unwrap();
         assert!(c.prefilter().is_match(b"error: x"));
+    }
+
+    /// Every shipped pattern has literals of at least three bytes, so the
+    /// scanner's first pass is a literal search (see `literals`).
+    #[test]
+    fn every_shipped_pattern_has_required_literals() {
+        let mut none = Vec::new();
+        for f in spec::embedded() {
+            let scanned = f.detect.iter().chain(&f.success).chain(f.signal.iter().map(|s| &s.pattern));
+            for p in scanned.chain(f.verdict.iter().map(|v| &v.pattern)) {
+                let src = format!("(?mR)(?-u:{})", p.replace("{A}", ""));
+                if literals::prefilter(&[src]).is_none() {
+                    none.push(format!("{}: {p}", f.name));
+                }
+            }
+        }
+        assert!(none.is_empty(), "patterns without literals:\n{}", none.join("\n"));
+        let c = Classifier::new(&spec::embedded(), &FamilyOptions::default()).unwrap();
+        assert!(c.literal_prefilter().is_some());
     }
 }

@@ -92,6 +92,11 @@ pub struct Scanner {
     /// `cfg.signal`, shared so a region search can hold it while lines are
     /// handed to `visit` (one cache pool for the whole run).
     signal: Arc<Regex>,
+    /// Literals every line `signal` matches contains (families only): found
+    /// first, then only their lines are matched against `signal`.
+    literal: Option<Arc<Regex>>,
+    /// The region, ASCII-lower-cased, for the literal search (reused).
+    lower: Vec<u8>,
     /// Family knowledge, when the run uses it: which matching lines are
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
@@ -148,6 +153,8 @@ impl Scanner {
             tail,
             signals,
             signal: Arc::new(cfg.signal.clone()),
+            literal: None,
+            lower: Vec::new(),
             families: None,
             finished: false,
             cfg,
@@ -161,6 +168,7 @@ impl Scanner {
         debug_assert_eq!(self.bytes, 0, "set_classifier after feed");
         self.cfg.signal = classifier.prefilter().clone();
         self.signal = Arc::new(classifier.prefilter().clone());
+        self.literal = classifier.literal_prefilter().map(|l| Arc::new(l.clone()));
         let tally = classifier.tally();
         self.families = Some(Families { classifier, tally, block: None, first_error_location: None });
     }
@@ -345,11 +353,21 @@ impl Scanner {
     /// lines).
     fn search_region(&mut self, region: &[u8], first: u64) {
         let re = Arc::clone(&self.signal);
+        // The literal pass runs over a lower-cased copy (its literals are
+        // lower case, so case-insensitive patterns need one literal each).
+        let mut lower = std::mem::take(&mut self.lower);
+        lower.clear();
+        if self.literal.is_some() {
+            lower.extend(region.iter().map(u8::to_ascii_lowercase));
+        }
         let mut pos = 0;
         let mut counted = 0;
         let mut lineno = first;
         while pos < region.len() {
-            if self.block_open() {
+            // Lines are visited one by one while a block is open, and the
+            // region's first line always (a literal such as `\n> ` for a
+            // pattern `^> ` cannot see the line start there).
+            if self.block_open() || (pos == 0 && self.literal.is_some()) {
                 let end = pos + memchr(b'\n', &region[pos..]).expect("a region ends with a newline");
                 lineno += memchr_iter(b'\n', &region[counted..pos]).count() as u64;
                 counted = pos;
@@ -359,23 +377,35 @@ impl Scanner {
                 pos = end + 1;
                 continue;
             }
-            let Some(m) = re.find_at(region, pos) else { break };
-            let s = m.start();
+            // With literals, a hit only names a candidate line.
+            let found = match self.literal.as_deref() {
+                // From the newline before `pos`: a literal that starts with
+                // it (`\ne   ` for `^E {3}`) names the line after it.
+                Some(l) => l.find_at(&lower, pos.saturating_sub(1)),
+                None => re.find_at(region, pos),
+            };
+            let Some(m) = found else { break };
+            let mut s = m.start();
+            if self.literal.is_some() && region[s] == b'\n' {
+                s += 1;
+            }
             if s >= region.len() {
                 break;
             }
             let line_start = memrchr(b'\n', &region[pos..s]).map_or(pos, |k| pos + k + 1);
             let line_end = s + memchr(b'\n', &region[s..]).expect("a region ends with a newline");
-            lineno += memchr_iter(b'\n', &region[counted..line_start]).count() as u64;
-            counted = line_start;
             let line = strip_cr(&region[line_start..line_end]);
             // A match that runs past the line's content (into its `\r\n`
             // or the next line) proves nothing: test the line alone.
-            if m.end() <= line_start + line.len() || re.is_match(line) {
+            let sure = self.literal.is_none() && m.end() <= line_start + line.len();
+            if sure || re.is_match(line) {
+                lineno += memchr_iter(b'\n', &region[counted..line_start]).count() as u64;
+                counted = line_start;
                 self.visit(lineno, LineBody::Whole(line), true);
             }
             pos = line_end + 1;
         }
+        self.lower = lower;
     }
 
     fn block_open(&self) -> bool {
