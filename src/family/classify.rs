@@ -37,6 +37,24 @@ impl Severity {
     }
 }
 
+/// The scanner's first pass (see `literals`): candidate lines hold a
+/// `floating` literal or start with bytes marked in `starts`.
+#[derive(Debug, Clone)]
+pub struct FirstPass {
+    pub floating: aho_corasick::AhoCorasick,
+    starts: Vec<u64>,
+}
+
+impl FirstPass {
+    /// Whether a line starting with `line` can be a candidate by its start.
+    pub fn starts_candidate(&self, line: &[u8]) -> bool {
+        let a = line.first().map_or(0, u8::to_ascii_lowercase) as usize;
+        let b = line.get(1).map_or(0, u8::to_ascii_lowercase) as usize;
+        let k = a << 8 | b;
+        self.starts[k >> 6] >> (k & 63) & 1 == 1
+    }
+}
+
 /// Hard caps on a block, whatever a family file asks.
 pub const BLOCK_MAX_LINES: usize = 16;
 pub const BLOCK_MAX_CHARS: usize = 1200;
@@ -159,7 +177,7 @@ pub struct Classifier {
     prefilter: Regex,
     /// Literals every candidate line contains (see `literals`), when every
     /// pattern has some: the fast first pass.
-    literal: Option<Regex>,
+    literal: Option<FirstPass>,
     /// Built when the first line matches the prefilter: output without a
     /// single candidate line (most `ls` or `find` runs) never pays for it.
     set: std::sync::OnceLock<RegexSet>,
@@ -313,9 +331,17 @@ impl Classifier {
             .filter(|(_, p)| !matches!(p.role, Role::Success))
             .map(|(s, _)| s.clone())
             .collect();
-        let literal = super::literals::prefilter(&needs)
-            .filter(|_| !sources.is_empty())
-            .and_then(|l| build(&format!("(?-u:{l}|\\x1b\\[)")).ok());
+        let literal = super::literals::first_pass(&needs).filter(|_| !sources.is_empty()).and_then(|f| {
+            // The escape that starts a colour code is a candidate too (see
+            // `classify`).
+            let mut lits = f.floating;
+            lits.push(b"\x1b[".to_vec());
+            let floating = aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(&lits)
+                .ok()?;
+            Some(FirstPass { floating, starts: f.starts })
+        });
         Ok(Classifier {
             prefilter,
             literal,
@@ -334,10 +360,10 @@ impl Classifier {
         &self.prefilter
     }
 
-    /// A regex of lower-case literals that every line the prefilter
-    /// matches contains once ASCII-lower-cased; None when some pattern has
-    /// no usable literal.
-    pub fn literal_prefilter(&self) -> Option<&Regex> {
+    /// The first pass: every line the prefilter matches holds one of its
+    /// literals or starts as one of its line-start literals; None when some
+    /// pattern has no usable literal.
+    pub fn literal_prefilter(&self) -> Option<&FirstPass> {
         self.literal.as_ref()
     }
 

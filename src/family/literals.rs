@@ -112,7 +112,7 @@ fn class(c: &Class) -> Option<Vec<Lit>> {
     }
     if items.len() == 2
         && items.iter().all(|i| i.len() == 1 && i[0].is_ascii_alphabetic())
-        && items[0][0].to_ascii_lowercase() == items[1][0].to_ascii_lowercase()
+        && items[0][0].eq_ignore_ascii_case(&items[1][0])
     {
         return Some(vec![Lit(vec![(items[0][0].to_ascii_lowercase(), true)])]);
     }
@@ -204,33 +204,87 @@ fn required(h: &Hir) -> Option<Vec<Lit>> {
     }
 }
 
-/// Most literals the first pass searches for: up to here the regex crate
-/// uses its SIMD multi-literal search (Teddy).
+/// Literals are cut shorter (down to 6 bytes) while there are more than
+/// this: fewer literals search faster.
 const MAX_LITERALS: usize = 64;
 
-/// A regex of lower-case literals such that every match of any of
-/// `patterns` contains one of them *in the lower-cased text* (the scanner
-/// searches an ASCII-lower-cased copy of each block), or None when one
-/// of them has no usable literal. Literals are cut to their first `k`
-/// bytes (still required) with `k` as large as keeps them few enough.
-pub fn prefilter(patterns: &[String]) -> Option<String> {
-    let mut all: Vec<Vec<u8>> = Vec::new();
+/// The first pass: literals searched anywhere, and the first two bytes
+/// (ASCII-lower-cased) of lines that a line-start literal (`\nE   ` for
+/// `^E {3}`) can begin.
+#[derive(Debug, Clone)]
+pub struct FirstPass {
+    /// Plain literals (case variants spelled out); may be empty.
+    pub floating: Vec<Vec<u8>>,
+    /// 65,536 bits: bit `a << 8 | b` set when a line starting with the
+    /// (lower-cased) bytes `a b` is a candidate.
+    pub starts: Vec<u64>,
+}
+
+impl FirstPass {
+    pub fn starts_candidate(&self, line: &[u8]) -> bool {
+        let a = line.first().map_or(0, u8::to_ascii_lowercase) as usize;
+        let b = line.get(1).map_or(0, u8::to_ascii_lowercase) as usize;
+        let k = a << 8 | b;
+        self.starts[k >> 6] >> (k & 63) & 1 == 1
+    }
+}
+
+/// The first pass for `patterns`, or None when one of them has no usable
+/// literal. A case-insensitive literal is searched as written in lower
+/// case, Capitalised and UPPER case (`error`, `Error`, `ERROR`): other
+/// mixes (`eRRor`) are not found by the first pass.
+pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
+    let mut floating: Vec<Vec<u8>> = Vec::new();
+    let mut starts = vec![0u64; 1024];
+    let mut set = |a: u8, b: u8| {
+        let k = (a.to_ascii_lowercase() as usize) << 8 | b.to_ascii_lowercase() as usize;
+        starts[k >> 6] |= 1 << (k & 63);
+    };
     for p in patterns {
         let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).ok()?;
         let req = required(&hir)?;
         if req.iter().any(|l| strength(l) < MIN_STRENGTH) {
             return None;
         }
-        all.extend(req.iter().map(|l| l.0.iter().map(|&(b, _)| b.to_ascii_lowercase()).collect::<Vec<u8>>()));
+        for l in req {
+            if l.0.first() == Some(&(b'\n', false)) {
+                match (l.0.get(1), l.0.get(2)) {
+                    (Some(&(a, _)), Some(&(b, _))) => set(a, b),
+                    (Some(&(a, _)), None) => (0..=255u8).for_each(|b| set(a, b)),
+                    _ => return None,
+                }
+                continue;
+            }
+            let lower: Vec<u8> = l.0.iter().map(|&(b, ci)| if ci { b.to_ascii_lowercase() } else { b }).collect();
+            floating.push(lower.clone());
+            if l.0.iter().any(|&(_, ci)| ci) {
+                let upper: Vec<u8> = l.0.iter().map(|&(b, ci)| if ci { b.to_ascii_uppercase() } else { b }).collect();
+                let mut cap = lower.clone();
+                if let Some(i) = l.0.iter().position(|&(b, ci)| ci && b.is_ascii_alphabetic()) {
+                    cap[i] = cap[i].to_ascii_uppercase();
+                }
+                floating.push(upper);
+                floating.push(cap);
+            }
+        }
     }
-    let mut best = minimal(&all, usize::MAX);
-    for k in (5..=8).rev() {
+    let mut best = minimal(&floating, usize::MAX);
+    for k in (6..=8).rev() {
         if best.len() <= MAX_LITERALS {
             break;
         }
-        best = minimal(&all, k);
+        best = minimal(&floating, k);
     }
-    Some(best.iter().map(|l| l.iter().map(|b| format!("\\x{b:02x}")).collect::<String>()).collect::<Vec<_>>().join("|"))
+    Some(FirstPass { floating: best, starts })
+}
+
+/// The literals of [`first_pass`] as one regex string (tests).
+pub fn prefilter(patterns: &[String]) -> Option<String> {
+    first_pass(patterns).map(|f| {
+        let escaped: Vec<String> =
+            f.floating.iter().map(|l| l.iter().map(|b| format!("\\x{b:02x}")).collect()).collect();
+        escaped.join("|")
+    })
 }
 
 /// The literals cut to `k` bytes (at a character boundary), without
@@ -271,8 +325,14 @@ mod tests {
             lits(r"(?-u:^\S+:\d+:(?:\d+:)? (?:fatal )?error: )").as_deref(),
             Some(r"\x20\x65\x72\x72\x6f\x72\x3a\x20")
         );
-        assert_eq!(lits(r"(?-u:(?i)\bfailed\b)").as_deref(), Some(r"\x66\x61\x69\x6c\x65\x64"));
-        assert_eq!(lits(r"(?m)(?-u:^E {3})").as_deref(), Some(r"\x0a\x65\x20\x20\x20"));
+        assert_eq!(
+            lits(r"(?-u:(?i)\bfailed\b)").as_deref(),
+            Some(r"\x66\x61\x69\x6c\x65\x64|\x46\x41\x49\x4c\x45\x44|\x46\x61\x69\x6c\x65\x64")
+        );
+        let f = first_pass(&[r"(?m)(?-u:^E {3})".to_string()]).unwrap();
+        assert!(f.floating.is_empty());
+        assert!(f.starts_candidate(b"E       assert 1 == 2"));
+        assert!(!f.starts_candidate(b"2026-12-02 INFO"));
         assert!(lits(r"(?-u:^\s+\d+)").is_none());
         assert!(lits(r"(?-u:ab)").is_none(), "too weak");
         assert!(lits(r"(?-u:(?:=+ )?.*in [\d.]+s)").is_none(), "too weak: `in `");
@@ -300,6 +360,15 @@ mod probe {
         for p in &srcs {
             if super::prefilter(std::slice::from_ref(p)).is_none() {
                 println!("weak: {p}");
+            }
+        }
+        let fp = super::first_pass(&srcs).unwrap();
+        println!("bench line start candidate: {}", fp.starts_candidate(b"2026-12-02T10:05:07 INFO"));
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                if fp.starts_candidate(&[a, b]) && a.is_ascii_digit() {
+                    println!("start {:?}", String::from_utf8_lossy(&[a, b]));
+                }
             }
         }
         let Some(l) = super::prefilter(&srcs) else { return };

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use memchr::{memchr, memchr_iter, memrchr};
 use regex::bytes::Regex;
 
+use crate::family::classify::FirstPass;
 use crate::family::{Classifier, Severity, Tally};
 use crate::stream::block::OpenBlock;
 use crate::stream::line::{LineBody, StoredLine};
@@ -92,11 +93,11 @@ pub struct Scanner {
     /// `cfg.signal`, shared so a region search can hold it while lines are
     /// handed to `visit` (one cache pool for the whole run).
     signal: Arc<Regex>,
-    /// Literals every line `signal` matches contains (families only): found
-    /// first, then only their lines are matched against `signal`.
-    literal: Option<Arc<Regex>>,
-    /// The region, ASCII-lower-cased, for the literal search (reused).
-    lower: Vec<u8>,
+    /// The first pass that names candidate lines (families only); only
+    /// they are matched against `signal`.
+    literal: Option<Arc<FirstPass>>,
+    /// Candidate line starts of the region being searched (reused).
+    candidates: Vec<usize>,
     /// Family knowledge, when the run uses it: which matching lines are
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
@@ -154,7 +155,7 @@ impl Scanner {
             signals,
             signal: Arc::new(cfg.signal.clone()),
             literal: None,
-            lower: Vec::new(),
+            candidates: Vec::new(),
             families: None,
             finished: false,
             cfg,
@@ -350,24 +351,19 @@ impl Scanner {
     /// searches (the regex's literal prefilter does the work), mapping each
     /// match to its line with memchr. While a signal line's block is open,
     /// the lines after it are visited one by one (a block is at most a few
-    /// lines).
+    /// lines). With family knowledge, a literal first pass names the
+    /// candidate lines instead (see `search_candidates`).
     fn search_region(&mut self, region: &[u8], first: u64) {
-        let re = Arc::clone(&self.signal);
-        // The literal pass runs over a lower-cased copy (its literals are
-        // lower case, so case-insensitive patterns need one literal each).
-        let mut lower = std::mem::take(&mut self.lower);
-        lower.clear();
-        if self.literal.is_some() {
-            lower.extend(region.iter().map(u8::to_ascii_lowercase));
+        if let Some(fp) = self.literal.clone() {
+            self.search_candidates(region, first, &fp);
+            return;
         }
+        let re = Arc::clone(&self.signal);
         let mut pos = 0;
         let mut counted = 0;
         let mut lineno = first;
         while pos < region.len() {
-            // Lines are visited one by one while a block is open, and the
-            // region's first line always (a literal such as `\n> ` for a
-            // pattern `^> ` cannot see the line start there).
-            if self.block_open() || (pos == 0 && self.literal.is_some()) {
+            if self.block_open() {
                 let end = pos + memchr(b'\n', &region[pos..]).expect("a region ends with a newline");
                 lineno += memchr_iter(b'\n', &region[counted..pos]).count() as u64;
                 counted = pos;
@@ -377,35 +373,78 @@ impl Scanner {
                 pos = end + 1;
                 continue;
             }
-            // With literals, a hit only names a candidate line.
-            let found = match self.literal.as_deref() {
-                // From the newline before `pos`: a literal that starts with
-                // it (`\ne   ` for `^E {3}`) names the line after it.
-                Some(l) => l.find_at(&lower, pos.saturating_sub(1)),
-                None => re.find_at(region, pos),
-            };
-            let Some(m) = found else { break };
-            let mut s = m.start();
-            if self.literal.is_some() && region[s] == b'\n' {
-                s += 1;
-            }
+            let Some(m) = re.find_at(region, pos) else { break };
+            let s = m.start();
             if s >= region.len() {
                 break;
             }
             let line_start = memrchr(b'\n', &region[pos..s]).map_or(pos, |k| pos + k + 1);
             let line_end = s + memchr(b'\n', &region[s..]).expect("a region ends with a newline");
+            lineno += memchr_iter(b'\n', &region[counted..line_start]).count() as u64;
+            counted = line_start;
             let line = strip_cr(&region[line_start..line_end]);
             // A match that runs past the line's content (into its `\r\n`
             // or the next line) proves nothing: test the line alone.
-            let sure = self.literal.is_none() && m.end() <= line_start + line.len();
-            if sure || re.is_match(line) {
-                lineno += memchr_iter(b'\n', &region[counted..line_start]).count() as u64;
-                counted = line_start;
+            if m.end() <= line_start + line.len() || re.is_match(line) {
                 self.visit(lineno, LineBody::Whole(line), true);
             }
             pos = line_end + 1;
         }
-        self.lower = lower;
+    }
+
+    /// The family scan of a region: candidate lines are those holding one
+    /// of the first pass's literals (SIMD search over the whole region) or
+    /// starting with bytes a line-start literal can begin (a table lookup
+    /// per line); only they are matched against the combined regex.
+    fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass) {
+        let re = Arc::clone(&self.signal);
+        let mut cands = std::mem::take(&mut self.candidates);
+        cands.clear();
+        if fp.starts_candidate(region) {
+            cands.push(0);
+        }
+        for nl in memchr_iter(b'\n', region) {
+            let s = nl + 1;
+            if s < region.len() && fp.starts_candidate(&region[s..]) {
+                cands.push(s);
+            }
+        }
+        let anchored = cands.len();
+        for m in fp.floating.find_iter(region) {
+            cands.push(memrchr(b'\n', &region[..m.start()]).map_or(0, |k| k + 1));
+        }
+        if anchored > 0 && cands.len() > anchored {
+            cands.sort_unstable();
+        }
+        cands.dedup();
+        let mut pos = 0;
+        let mut counted = 0;
+        let mut lineno = first;
+        let mut next = 0;
+        while pos < region.len() {
+            let walking = self.block_open();
+            let start = if walking {
+                pos
+            } else {
+                while next < cands.len() && cands[next] < pos {
+                    next += 1;
+                }
+                match cands.get(next) {
+                    Some(&c) => c,
+                    None => break,
+                }
+            };
+            let end = start + memchr(b'\n', &region[start..]).expect("a region ends with a newline");
+            let line = strip_cr(&region[start..end]);
+            let matched = re.is_match(line);
+            if matched || walking {
+                lineno += memchr_iter(b'\n', &region[counted..start]).count() as u64;
+                counted = start;
+                self.visit(lineno, LineBody::Whole(line), matched);
+            }
+            pos = end + 1;
+        }
+        self.candidates = cands;
     }
 
     fn block_open(&self) -> bool {
