@@ -134,7 +134,10 @@ fn strength(l: &Lit) -> u32 {
 }
 
 fn score(v: &[Lit]) -> (u32, std::cmp::Reverse<usize>) {
-    (v.iter().map(strength).min().unwrap_or(0), std::cmp::Reverse(v.len()))
+    // A line-start literal with two bytes after the newline costs a table
+    // lookup, not a search: prefer it.
+    let bonus = |l: &Lit| if l.0.first() == Some(&(b'\n', false)) && l.0.len() >= 3 { 12 } else { 0 };
+    (v.iter().map(|l| strength(l) + bonus(l)).min().unwrap_or(0), std::cmp::Reverse(v.len()))
 }
 
 /// Strings of which every match of `h` contains one.
@@ -206,7 +209,7 @@ fn required(h: &Hir) -> Option<Vec<Lit>> {
 
 /// Literals are cut shorter (down to 6 bytes) while there are more than
 /// this: fewer literals search faster.
-const MAX_LITERALS: usize = 64;
+const MAX_LITERALS: usize = 126;
 
 /// The first pass: literals searched anywhere, and the first two bytes
 /// (ASCII-lower-cased) of lines that a line-start literal (`\nE   ` for

@@ -410,9 +410,7 @@ impl Scanner {
             }
         }
         let anchored = cands.len();
-        for m in fp.floating.find_iter(region) {
-            cands.push(memrchr(b'\n', &region[..m.start()]).map_or(0, |k| k + 1));
-        }
+        fp.floating.for_each_start(region, |at| cands.push(memrchr(b'\n', &region[..at]).map_or(0, |k| k + 1)));
         if anchored > 0 && cands.len() > anchored {
             cands.sort_unstable();
         }
