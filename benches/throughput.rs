@@ -47,9 +47,25 @@ fn scan(data: &[u8]) -> Scanner {
     sc
 }
 
+/// The scanner with every shipped family (what a default run uses).
+fn scan_families(data: &[u8], classifier: &std::sync::Arc<outbox::family::Classifier>) -> Scanner {
+    let cfg = ScanConfig { budget: 14_000, tail_lines: 20, tail_budget: 3_000, signal: signal::matcher(None).unwrap() };
+    let mut sc = Scanner::new(cfg);
+    sc.set_classifier(classifier.clone());
+    for block in data.chunks(BLOCK) {
+        sc.feed(block);
+    }
+    sc.finish();
+    sc
+}
+
 fn bench_scanner(c: &mut Criterion) {
     let mut g = c.benchmark_group("scanner");
     g.sample_size(10);
+    let families = std::sync::Arc::new(
+        outbox::family::Classifier::new(&outbox::family::spec::embedded(), &outbox::family::FamilyOptions::default())
+            .unwrap(),
+    );
     for (name, japanese, every) in [
         ("ascii_few_signals", false, 10_000),
         ("ascii_10pct_signals", false, 10),
@@ -57,7 +73,12 @@ fn bench_scanner(c: &mut Criterion) {
     ] {
         let data = log(SIZE, japanese, every);
         g.throughput(Throughput::Bytes(data.len() as u64));
+        // The single default regex and every shipped family, side by side
+        // (alternating on a loaded machine).
         g.bench_with_input(BenchmarkId::from_parameter(name), &data, |b, d| b.iter(|| black_box(scan(d).bytes())));
+        g.bench_with_input(BenchmarkId::from_parameter(format!("{name}_families")), &data, |b, d| {
+            b.iter(|| black_box(scan_families(d, &families).bytes()))
+        });
     }
     g.finish();
 }

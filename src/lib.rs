@@ -32,16 +32,19 @@
 //! 1. [`text`]: UTF-8 counting, sanitising for display (the one list of
 //!    characters unsafe to print), shortening (the one cut marker), sizes,
 //!    messages to stderr (`say!`).
-//! 2. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
+//! 2. [`family`]: tool families as data (`families/*.toml`): severities,
+//!    blocks, locations, verdicts; one combined regex and a `RegexSet`.
+//! 3. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
 //!    interruption, and the documented defaults ([`stream::defaults`]).
-//! 3. [`render`]: the one record of a run's facts ([`render::facts`]) and
+//! 4. [`render`]: the one record of a run's facts ([`render::facts`]) and
 //!    the text envelope.
-//! 4. [`json`]: the JSON and NDJSON folds (their headers read the same
+//! 5. [`json`]: the JSON and NDJSON folds (their headers read the same
 //!    record).
-//! 5. [`store`]: the store directory, `show`, `ls`, `gc`.
-//! 6. [`notes`]: Markdown section packing and the preflight check (uses only
+//! 6. [`store`]: the store directory, `show`, `ls`, `gc`, `rm`.
+//! 7. [`history`]: the run history's series and trends.
+//! 8. [`notes`]: Markdown section packing and the preflight check (uses only
 //!    `text`).
-//! 7. [`session`]: one run from options to exit status.
+//! 8. [`session`]: one run from options to exit status.
 //!
 //! # Invariants
 //!
@@ -53,6 +56,7 @@
 //! (passthrough too; only `--envelope never` copies raw); `full_output` is
 //! always the real path, whole; the stored copy is byte-for-byte the input.
 
+pub mod family;
 pub mod history;
 pub mod json;
 pub mod notes;

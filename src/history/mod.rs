@@ -37,13 +37,25 @@ pub fn observe(store: &Path, key: SeriesKey, record: &Record, boundary: u64, uni
 }
 
 impl Observation {
+    /// The trend, once it rests on three successful runs: before that its
+    /// level is one or two sizes the header already states, and the room
+    /// is better spent on the output.
+    pub fn shown_trend(&self) -> Option<&Trend> {
+        self.trend.as_ref().filter(|t| t.ok_runs >= 3)
+    }
+
+    /// Whether the header gets a `history` object at all.
+    pub fn says_anything(&self) -> bool {
+        self.change.is_some() || self.shown_trend().is_some()
+    }
+
     /// The header's `history` object.
     pub fn to_json(&self) -> serde_json::Value {
         let mut m = serde_json::Map::new();
         if let Some(c) = &self.change {
             m.insert("previous".into(), serde_json::to_value(c).unwrap_or_default());
         }
-        if let Some(t) = &self.trend {
+        if let Some(t) = self.shown_trend() {
             m.insert("trend".into(), serde_json::to_value(t).unwrap_or_default());
         }
         if let Some(p) = self.phrase() {

@@ -38,6 +38,8 @@ const MIN_LINE_ROOM: usize = 48;
 /// Characters a note (`--- … ---` before the head) may take: longer ones
 /// are cut in the middle with the cut marker, like every other shortening.
 const NOTE_CHARS: usize = 160;
+/// Characters a block line (after a signal line) may take.
+const BLOCK_LINE_CHARS: usize = 200;
 
 /// Budgets, from the command line.
 #[derive(Debug, Clone)]
@@ -314,7 +316,16 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
         .lines
         .iter()
         .enumerate()
-        .filter(|(i, l)| if l.cut { sc.signals.first_lineno() == Some(*i as u64 + 1) } else { signal.is_match(&l.raw) })
+        .filter(|(i, l)| {
+            let lineno = *i as u64 + 1;
+            // The keeper knows the first hits exactly (with family
+            // knowledge the regex alone would also match verdict lines).
+            match sc.signals.is_early_hit(lineno) {
+                Some(hit) => hit,
+                None if l.cut => sc.signals.first_lineno() == Some(lineno),
+                None => signal.is_match(&l.raw),
+            }
+        })
         .count() as u64;
     let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
     let in_tail = tail.lines.iter().filter(|l| recent.contains(&l.0)).count() as u64;
@@ -560,11 +571,15 @@ struct Signals {
     ansi: u64,
 }
 
-/// Kept signal lines between the head and the tail, in priority order,
-/// while they fit.
+/// Kept signal lines between the head and the tail, in priority order
+/// (errors first), while they fit; then, with the room left, the lines of
+/// their blocks: first up to the line that names the location, then the
+/// rest. A block line is printed `LINENO- TEXT` (grep's context style).
 fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize) -> Signals {
     let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0 };
-    for line in sc.signals.by_priority() {
+    let mut placed: Vec<(&crate::stream::signal::Kept, String, Vec<String>)> = Vec::new();
+    for k in sc.signals.kept_by_priority() {
+        let line = &k.line;
         if line.lineno <= after || line.lineno >= before {
             continue;
         }
@@ -576,7 +591,41 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize) -> Signals
         }
         s.used += cost;
         s.ansi += ansi;
-        s.entries.push((line.lineno, format!("{prefix}{text}\n")));
+        placed.push((k, format!("{prefix}{text}\n"), Vec::new()));
+    }
+    // Block lines: to the location first, then the rest, entry by entry.
+    for pass in 0..2 {
+        for (k, main, block) in placed.iter_mut() {
+            let file = k.location.as_deref().and_then(|l| l.split(':').next()).filter(|f| !f.is_empty());
+            let lines: Vec<(u64, &[u8])> = k.block_lines().filter(|(n, _)| *n < before).collect();
+            let upto = match file {
+                Some(f) if !main.contains(f) => {
+                    lines.iter().position(|(_, l)| display(l).text.contains(f)).map_or(0, |i| i + 1)
+                }
+                _ => 0,
+            };
+            let limit = if pass == 0 { upto } else { lines.len() };
+            while block.len() < limit {
+                let (n, l) = lines[block.len()];
+                let prefix = format!("{n}- ");
+                let Some((text, chars, ansi)) = fit_or_shorten(LineBody::Whole(l), BLOCK_LINE_CHARS, false) else {
+                    break;
+                };
+                let cost = prefix.len() + chars + 1;
+                if s.used + cost > room {
+                    break;
+                }
+                s.used += cost;
+                s.ansi += ansi;
+                block.push(format!("{prefix}{text}\n"));
+            }
+        }
+    }
+    for (k, mut main, block) in placed {
+        for b in block {
+            main.push_str(&b);
+        }
+        s.entries.push((k.line.lineno, main));
     }
     s
 }

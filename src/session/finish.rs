@@ -144,7 +144,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         if command.as_ref().is_some_and(|c| c.timed_out) {
             extra.insert("timed_out".into(), true.into());
         }
-        RunFacts {
+        let mut facts = RunFacts {
             label: self.label.clone(),
             id,
             full_output,
@@ -159,7 +159,12 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             },
             notes,
             extra,
+        };
+        if let Some(engine) = &self.families {
+            let command = facts.command.clone();
+            crate::session::family::annotate(&mut facts, sc, engine, command.as_ref());
         }
+        facts
     }
 
     /// Appends this run to its command's series and puts what the series
@@ -177,6 +182,8 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             bytes: sc.bytes,
             lines: sc.lines,
             signals: sc.signals.hits(),
+            errors: sc.signals.count(crate::family::Severity::Error),
+            warnings: sc.signals.count(crate::family::Severity::Warning),
             shapes: sc.signals.shapes(),
             id: &facts.id,
             digest: &store::digest_hex(&ingest.spill.digest),
@@ -189,8 +196,16 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
                 return None;
             }
         };
-        if observation.change.is_some() || observation.trend.is_some() {
+        if observation.says_anything() {
             facts.extra.insert("history".into(), observation.to_json());
+        }
+        // The summary line says it too: `same as 3 min ago`, new shapes,
+        // the boundary ahead.
+        if let (Some(phrase), Some(summary)) =
+            (observation.phrase(), facts.notes.first_mut().filter(|n| n.starts_with("summary: ")))
+        {
+            summary.push_str("; ");
+            summary.push_str(&phrase);
         }
         Some(observation)
     }

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use regex::bytes::Regex;
 
+pub mod family;
 mod finish;
 pub mod history;
 pub mod options;
@@ -93,6 +94,8 @@ pub struct Session {
     signal: Regex,
     stream: Option<Stream>,
     plan: Option<Plan>,
+    /// Family knowledge (None with `FamilyOptions::legacy`).
+    families: Option<std::sync::Arc<crate::family::Classifier>>,
 }
 
 /// The consumers of the input: the text scanner always (its counts and its
@@ -213,8 +216,13 @@ impl Session {
             tail_budget: args.tail_budget,
             signal: signal.clone(),
         };
-        let sinks = Sinks::new(Scanner::new(cfg), args);
-        Ok(Session { args: args.clone(), label, store, target, sinks, signal, stream, plan: None })
+        let families = family::engine(&args.families)?;
+        let mut scanner = Scanner::new(cfg);
+        if let Some(f) = &families {
+            scanner.set_classifier(f.clone());
+        }
+        let sinks = Sinks::new(scanner, args);
+        Ok(Session { args: args.clone(), label, store, target, sinks, signal, stream, plan: None, families })
     }
 
     pub fn label(&self) -> &str {
@@ -283,6 +291,11 @@ impl Session {
                 .collect(),
                 ..RunFacts::default()
             };
+            let mut facts = facts;
+            if let Some(f) = &self.families {
+                let worst = CommandInfo { exit_status: Some(255), ..CommandInfo::default() };
+                family::annotate(&mut facts, &sc, f, Some(&worst));
+            }
             envelope::whole_budget(&sc, &self.budgets(0), &facts)
         });
         Measure { bytes: sc.bytes, chars: printed, binary: sc.binary, kept_whole: sc.head_is_all, whole_envelope }

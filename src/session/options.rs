@@ -83,6 +83,9 @@ pub struct RunOptions {
     pub harness: Harness,
     /// The reader's cut-off in characters, when given.
     pub boundary: Option<u64>,
+    /// Tool families and signal options (`--family`, `--signal-add`,
+    /// `--no-signal`; `--signal` replaces the default signal patterns).
+    pub families: crate::family::FamilyOptions,
 }
 
 impl Default for RunOptions {
@@ -102,6 +105,7 @@ impl Default for RunOptions {
             json_max_bytes: defaults::JSON_MAX_BYTES,
             stderr: StderrMode::Merged,
             progress: false,
+            families: crate::family::FamilyOptions::default(),
             harness: Harness::None,
             boundary: None,
         }

@@ -5,6 +5,7 @@
 //! documented defaults of every budget are named once in [`defaults`].
 //! Nothing here knows the store's layout or how the envelope looks.
 
+pub mod block;
 pub mod defaults;
 pub mod ingest;
 pub mod input;

@@ -11,9 +11,14 @@
 //! The result does not depend on how the input is split into blocks: the
 //! property tests feed the same input in random splits and compare.
 
+use std::sync::Arc;
+
 use memchr::{memchr, memchr_iter, memrchr};
 use regex::bytes::Regex;
 
+use crate::family::classify::FirstPass;
+use crate::family::{Classifier, Severity, Tally};
+use crate::stream::block::OpenBlock;
 use crate::stream::line::{LineBody, StoredLine};
 use crate::stream::signal::SignalKeeper;
 use crate::stream::tail::{strip_cr, TailRing};
@@ -100,7 +105,29 @@ pub struct Scanner {
     open: OpenLine,
     tail: TailRing,
     signals: SignalKeeper,
+    /// `cfg.signal`, shared so a region search can hold it while lines are
+    /// handed to `visit` (one cache pool for the whole run).
+    signal: Arc<Regex>,
+    /// The first pass that names candidate lines (families only); only
+    /// they are matched against `signal`.
+    literal: Option<Arc<FirstPass>>,
+    /// Candidate line starts of the region being searched (reused).
+    candidates: Vec<usize>,
+    /// Family knowledge, when the run uses it: which matching lines are
+    /// signals, of what severity, and which lines after them belong to them.
+    families: Option<Families>,
     finished: bool,
+}
+
+/// The scanner's family state: the engine, its per-run tally, the block
+/// being collected after the latest signal line, and the first error's
+/// location.
+#[derive(Debug)]
+struct Families {
+    classifier: Arc<Classifier>,
+    tally: Tally,
+    block: Option<OpenBlock>,
+    first_error_location: Option<(u64, String)>,
 }
 
 /// The scanner's final figures and kept material, for the renderer.
@@ -117,6 +144,10 @@ pub struct Scanned<'a> {
     pub first_line: Option<&'a StoredLine>,
     pub tail: &'a TailRing,
     pub signals: &'a SignalKeeper,
+    /// Family evidence and verdicts, when family knowledge is on.
+    pub tally: Option<&'a Tally>,
+    /// The first error line that has a location, and that location.
+    pub first_error_location: Option<&'a (u64, String)>,
 }
 
 impl Scanner {
@@ -125,7 +156,8 @@ impl Scanner {
         // Enough kept signal lines to fill any budget with short ones, but
         // bounded: an entry is at least ~8 chars ("12: x\n").
         let distinct = (cfg.budget / 16).clamp(16, 4096);
-        let signals = SignalKeeper::new(cfg.tail_lines + 32, distinct);
+        let mut signals = SignalKeeper::new(cfg.tail_lines + 32, distinct);
+        signals.remember_early(cfg.head_bytes().saturating_add(1));
         Scanner {
             bytes: 0,
             newlines: 0,
@@ -136,9 +168,25 @@ impl Scanner {
             open: OpenLine { lineno: 1, ..OpenLine::default() },
             tail,
             signals,
+            signal: Arc::new(cfg.signal.clone()),
+            literal: None,
+            candidates: Vec::new(),
+            families: None,
             finished: false,
             cfg,
         }
+    }
+
+    /// Uses family knowledge: the classifier's prefilter replaces the
+    /// signal regex, and each line it matches is classified. Call before
+    /// the first `feed`.
+    pub fn set_classifier(&mut self, classifier: Arc<Classifier>) {
+        debug_assert_eq!(self.bytes, 0, "set_classifier after feed");
+        self.cfg.signal = classifier.prefilter().clone();
+        self.signal = Arc::new(classifier.prefilter().clone());
+        self.literal = classifier.literal_prefilter().map(|l| Arc::new(l.clone()));
+        let tally = classifier.tally();
+        self.families = Some(Families { classifier, tally, block: None, first_error_location: None });
     }
 
     pub fn bytes(&self) -> u64 {
@@ -186,6 +234,7 @@ impl Scanner {
         if self.open.bytes > 0 {
             self.close_open(false);
         }
+        self.close_block();
     }
 
     pub fn result(&self) -> Scanned<'_> {
@@ -201,6 +250,8 @@ impl Scanner {
             first_line: self.first_line.as_ref(),
             tail: &self.tail,
             signals: &self.signals,
+            tally: self.families.as_ref().map(|f| &f.tally),
+            first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
         }
     }
 
@@ -290,9 +341,7 @@ impl Scanner {
             let context = end.len().min(4);
             self.cfg.signal.find_at(end, context).is_some()
         };
-        if matched {
-            self.signals.offer(lineno, body);
-        }
+        self.visit(lineno, body, matched);
         if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
             self.first_line = Some(StoredLine::new(1, body, self.cfg.piece()));
         }
@@ -315,13 +364,30 @@ impl Scanner {
 
     /// Finds the matching lines of a region with whole-region regex
     /// searches (the regex's literal prefilter does the work), mapping each
-    /// match to its line with memchr.
+    /// match to its line with memchr. While a signal line's block is open,
+    /// the lines after it are visited one by one (a block is at most a few
+    /// lines). With family knowledge, a literal first pass names the
+    /// candidate lines instead (see `search_candidates`).
     fn search_region(&mut self, region: &[u8], first: u64) {
-        let re = &self.cfg.signal;
+        if let Some(fp) = self.literal.clone() {
+            self.search_candidates(region, first, &fp);
+            return;
+        }
+        let re = Arc::clone(&self.signal);
         let mut pos = 0;
         let mut counted = 0;
         let mut lineno = first;
         while pos < region.len() {
+            if self.block_open() {
+                let end = pos + memchr(b'\n', &region[pos..]).expect("a region ends with a newline");
+                lineno += memchr_iter(b'\n', &region[counted..pos]).count() as u64;
+                counted = pos;
+                let line = strip_cr(&region[pos..end]);
+                let matched = re.is_match(line);
+                self.visit(lineno, LineBody::Whole(line), matched);
+                pos = end + 1;
+                continue;
+            }
             let Some(m) = re.find_at(region, pos) else { break };
             let s = m.start();
             if s >= region.len() {
@@ -335,10 +401,117 @@ impl Scanner {
             // A match that runs past the line's content (into its `\r\n`
             // or the next line) proves nothing: test the line alone.
             if m.end() <= line_start + line.len() || re.is_match(line) {
-                self.signals.offer(lineno, LineBody::Whole(line));
+                self.visit(lineno, LineBody::Whole(line), true);
             }
             pos = line_end + 1;
         }
+    }
+
+    /// The family scan of a region: candidate lines are those holding one
+    /// of the first pass's literals (SIMD search over the whole region) or
+    /// starting with bytes a line-start literal can begin (a table lookup
+    /// per line); only they are matched against the combined regex.
+    fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass) {
+        let re = Arc::clone(&self.signal);
+        let mut cands = std::mem::take(&mut self.candidates);
+        cands.clear();
+        if fp.starts_candidate(region) {
+            cands.push(0);
+        }
+        for nl in memchr_iter(b'\n', region) {
+            let s = nl + 1;
+            if s < region.len() && fp.starts_candidate(&region[s..]) {
+                cands.push(s);
+            }
+        }
+        let anchored = cands.len();
+        fp.floating.for_each_start(region, |at| cands.push(memrchr(b'\n', &region[..at]).map_or(0, |k| k + 1)));
+        if anchored > 0 && cands.len() > anchored {
+            cands.sort_unstable();
+        }
+        cands.dedup();
+        let mut pos = 0;
+        let mut counted = 0;
+        let mut lineno = first;
+        let mut next = 0;
+        while pos < region.len() {
+            let walking = self.block_open();
+            let start = if walking {
+                pos
+            } else {
+                while next < cands.len() && cands[next] < pos {
+                    next += 1;
+                }
+                match cands.get(next) {
+                    Some(&c) => c,
+                    None => break,
+                }
+            };
+            let end = start + memchr(b'\n', &region[start..]).expect("a region ends with a newline");
+            let line = strip_cr(&region[start..end]);
+            let matched = re.is_match(line);
+            if matched || walking {
+                lineno += memchr_iter(b'\n', &region[counted..start]).count() as u64;
+                counted = start;
+                self.visit(lineno, LineBody::Whole(line), matched);
+            }
+            pos = end + 1;
+        }
+        self.candidates = cands;
+    }
+
+    fn block_open(&self) -> bool {
+        self.families.as_ref().is_some_and(|f| f.block.is_some())
+    }
+
+    /// One line that matched the signal regex (`matched`), or that follows
+    /// a signal line while its block is open.
+    fn visit(&mut self, lineno: u64, body: LineBody, matched: bool) {
+        let Some(fam) = self.families.as_mut() else {
+            if matched {
+                self.signals.offer(lineno, body);
+            }
+            return;
+        };
+        let head = match body {
+            LineBody::Whole(b) => b,
+            LineBody::Cut { prefix, .. } => prefix,
+        };
+        let class = if matched { fam.classifier.classify(lineno, head, &mut fam.tally) } else { None };
+        if let Some(mut class) = class {
+            // A generic signal inside a family's block (jest's `TypeError:`
+            // under `● test name`) keeps the family's rule, so its block
+            // still reaches the location line.
+            if let Some(open) = fam.block.as_ref().filter(|b| b.class.specific && !class.specific) {
+                class.block = open.class.block;
+            }
+            self.close_block();
+            self.signals.offer_with(lineno, body, class.severity);
+            let fam = self.families.as_mut().expect("families");
+            if class.severity == Severity::Error {
+                fam.tally.note_error(lineno);
+            }
+            fam.block = Some(OpenBlock::new(lineno, head, class));
+            return;
+        }
+        let Some(b) = fam.block.as_mut() else { return };
+        if !b.take(&fam.classifier, lineno, head) {
+            self.close_block();
+        }
+    }
+
+    /// Ends the open block: attaches it and its location to the kept
+    /// signal line.
+    fn close_block(&mut self) {
+        let Some(fam) = self.families.as_mut() else { return };
+        let Some(b) = fam.block.take() else { return };
+        let location = b.location(&fam.classifier);
+        if b.class.severity == Severity::Error && fam.first_error_location.is_none() {
+            if let Some(l) = &location {
+                fam.first_error_location = Some((b.lineno, l.clone()));
+            }
+        }
+        self.signals.attach_block(b.lineno, b.lines(), b.linenos(), location.as_deref());
     }
 }
 

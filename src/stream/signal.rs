@@ -8,15 +8,20 @@
 //!   folded, so `error at 0x1f` and `error at 0x2a` are one shape), so a
 //!   thousand repeats of one error cannot crowd out a different one.
 //!
-//! At render time the envelope picks, in this priority: first, last, the few
-//! before the last, distinct shapes in input order, then the other recent
-//! ones; and prints the chosen ones in input order.
+//! At render time the envelope picks, in this priority: errors before
+//! warnings, and within a severity: first, last, the few before the last,
+//! distinct shapes in input order, then the other recent ones; and prints
+//! the chosen ones in input order.
+//!
+//! With family knowledge (see `crate::family`) each kept line also carries
+//! its severity, its *block* (the bounded lines after it that belong to it)
+//! and its location; the scanner attaches the block when it closes.
 
 use std::collections::{HashSet, VecDeque};
 
 use regex::bytes::Regex;
-use regex_syntax::hir::{Hir, HirKind, Look, Repetition};
 
+use crate::family::Severity;
 use crate::stream::line::{LineBody, StoredLine};
 
 /// The default signal pattern (case-insensitive, Unicode word boundaries).
@@ -39,48 +44,63 @@ pub fn matcher(user: Option<&str>) -> Result<Regex, regex::Error> {
         Some(p) => (p, false),
         None => (DEFAULT_SIGNAL, true),
     };
-    let hir = regex_syntax::ParserBuilder::new()
-        .multi_line(true)
-        .case_insensitive(fold)
-        .utf8(false)
-        .build()
-        .parse(pat)
-        .map_err(|e| regex::Error::Syntax(e.to_string()))?;
-    regex::bytes::RegexBuilder::new(&line_ends(hir).to_string()).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
+    let pat = crate::family::anchors::contract_lines(pat, fold)?;
+    regex::bytes::RegexBuilder::new(&pat).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
 }
 
-/// `hir` with every end-of-line assertion allowed to follow a `\r` (the
-/// `\r` of a CRLF terminator).
-fn line_ends(hir: Hir) -> Hir {
-    match hir.into_kind() {
-        HirKind::Look(Look::EndLF) => {
-            let cr = Repetition { min: 0, max: Some(1), greedy: true, sub: Box::new(Hir::literal(*b"\r")) };
-            Hir::concat(vec![Hir::repetition(cr), Hir::look(Look::EndLF)])
+/// A kept signal line with what belongs to it.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub line: StoredLine,
+    pub severity: Severity,
+    /// The lines after it that belong to it, each ending with `\n`.
+    pub block: Vec<u8>,
+    /// Their line numbers (consecutive, except a location line found
+    /// past the block's bounds).
+    pub block_linenos: Vec<u64>,
+    pub location: Option<String>,
+}
+
+impl Kept {
+    fn new(lineno: u64, body: LineBody, severity: Severity) -> Kept {
+        Kept {
+            line: StoredLine::new(lineno, body, PIECE),
+            severity,
+            block: Vec::new(),
+            block_linenos: Vec::new(),
+            location: None,
         }
-        HirKind::Repetition(mut r) => {
-            r.sub = Box::new(line_ends(*r.sub));
-            Hir::repetition(r)
-        }
-        HirKind::Capture(mut c) => {
-            c.sub = Box::new(line_ends(*c.sub));
-            Hir::capture(c)
-        }
-        HirKind::Concat(v) => Hir::concat(v.into_iter().map(line_ends).collect()),
-        HirKind::Alternation(v) => Hir::alternation(v.into_iter().map(line_ends).collect()),
-        HirKind::Empty => Hir::empty(),
-        HirKind::Literal(l) => Hir::literal(l.0),
-        HirKind::Class(c) => Hir::class(c),
-        HirKind::Look(l) => Hir::look(l),
+    }
+
+    fn set(&mut self, lineno: u64, body: LineBody, severity: Severity) {
+        self.line.set(lineno, body, PIECE);
+        self.severity = severity;
+        self.block.clear();
+        self.block_linenos.clear();
+        self.location = None;
+    }
+
+    /// The block's lines, with their line numbers.
+    pub fn block_lines(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        self.block_linenos
+            .iter()
+            .zip(self.block.split_inclusive(|&b| b == b'\n'))
+            .map(|(n, l)| (*n, l.strip_suffix(b"\n").unwrap_or(l)))
     }
 }
 
 #[derive(Debug)]
 pub struct SignalKeeper {
     hits: u64,
-    first: Option<StoredLine>,
-    recent: VecDeque<StoredLine>,
+    by_severity: [u64; 2],
+    /// Line numbers of the first hits: enough to tell which lines of the
+    /// head arena are signal lines (a line there has at least 2 bytes).
+    early: Vec<u64>,
+    early_cap: usize,
+    first: Option<Kept>,
+    recent: VecDeque<Kept>,
     recent_cap: usize,
-    distinct: Vec<StoredLine>,
+    distinct: Vec<Kept>,
     distinct_cap: usize,
     seen: HashSet<u64>,
     seen_cap: usize,
@@ -96,6 +116,9 @@ impl SignalKeeper {
     pub fn new(recent: usize, distinct: usize) -> SignalKeeper {
         SignalKeeper {
             hits: 0,
+            by_severity: [0; 2],
+            early: Vec::new(),
+            early_cap: 0,
             first: None,
             recent: VecDeque::with_capacity(recent),
             recent_cap: recent.max(1),
@@ -117,42 +140,89 @@ impl SignalKeeper {
         &self.shape_order
     }
 
+    /// Remember the line numbers of the first `n` hits (see
+    /// [`SignalKeeper::is_early_hit`]).
+    pub fn remember_early(&mut self, n: usize) {
+        self.early_cap = n;
+    }
+
+    /// Whether `lineno` is a signal line, for lines among the first
+    /// `remember_early` hits; None past them.
+    pub fn is_early_hit(&self, lineno: u64) -> Option<bool> {
+        if self.early.binary_search(&lineno).is_ok() {
+            return Some(true);
+        }
+        (self.early.len() < self.early_cap || self.early.last().is_some_and(|&l| l > lineno)).then_some(false)
+    }
+
+    /// Signal lines counted per severity.
+    pub fn count(&self, s: Severity) -> u64 {
+        self.by_severity[s as usize]
+    }
+
     pub fn offer(&mut self, lineno: u64, body: LineBody) {
+        self.offer_with(lineno, body, Severity::Error);
+    }
+
+    pub fn offer_with(&mut self, lineno: u64, body: LineBody, severity: Severity) {
         self.hits += 1;
+        self.by_severity[severity as usize] += 1;
+        if self.early.len() < self.early_cap {
+            self.early.push(lineno);
+        }
         if self.first.is_none() {
-            self.first = Some(StoredLine::new(lineno, body, PIECE));
+            self.first = Some(Kept::new(lineno, body, severity));
             self.seen.insert(shape(body));
             self.shape_order.push(shape(body));
             return;
         }
         let sh = shape(body);
         if self.distinct.len() < self.distinct_cap && self.seen.len() < self.seen_cap && self.seen.insert(sh) {
-            self.distinct.push(StoredLine::new(lineno, body, PIECE));
+            self.distinct.push(Kept::new(lineno, body, severity));
             if self.shape_order.len() < SHAPES_REMEMBERED {
                 self.shape_order.push(sh);
             }
         }
         if self.recent.len() == self.recent_cap {
             let mut old = self.recent.pop_front().expect("full ring");
-            old.set(lineno, body, PIECE);
+            old.set(lineno, body, severity);
             self.recent.push_back(old);
         } else {
-            self.recent.push_back(StoredLine::new(lineno, body, PIECE));
+            self.recent.push_back(Kept::new(lineno, body, severity));
+        }
+    }
+
+    /// Attaches a closed block (and its location) to every kept copy of
+    /// the hit on `lineno`, which is the latest hit.
+    pub fn attach_block(&mut self, lineno: u64, block: &[u8], linenos: &[u64], location: Option<&str>) {
+        let copies = self.first.iter_mut().chain(self.distinct.last_mut()).chain(self.recent.back_mut());
+        for k in copies.filter(|k| k.line.lineno == lineno) {
+            k.block.clear();
+            k.block.extend_from_slice(block);
+            k.block_linenos.clear();
+            k.block_linenos.extend_from_slice(linenos);
+            k.location = location.map(str::to_string);
         }
     }
 
     /// Line numbers of the most recent hits (a superset of the signal
     /// lines among the tail's lines).
     pub fn recent_linenos(&self) -> impl Iterator<Item = u64> + '_ {
-        self.recent.iter().map(|l| l.lineno).chain(self.first.iter().map(|l| l.lineno))
+        self.recent.iter().map(|l| l.line.lineno).chain(self.first.iter().map(|l| l.line.lineno))
     }
 
     pub fn first_lineno(&self) -> Option<u64> {
-        self.first.as_ref().map(|l| l.lineno)
+        self.first.as_ref().map(|l| l.line.lineno)
     }
 
     /// Kept lines in priority order (see the module doc), each once.
     pub fn by_priority(&self) -> Vec<&StoredLine> {
+        self.kept_by_priority().into_iter().map(|k| &k.line).collect()
+    }
+
+    /// Kept entries in priority order: errors first, then warnings, each
+    /// in the order of the module doc.
+    pub fn kept_by_priority(&self) -> Vec<&Kept> {
         let candidates = self
             .first
             .iter()
@@ -160,7 +230,9 @@ impl SignalKeeper {
             .chain(self.distinct.iter())
             .chain(self.recent.iter().rev());
         let mut taken: HashSet<u64> = HashSet::new();
-        candidates.filter(|l| taken.insert(l.lineno)).collect()
+        let mut all: Vec<&Kept> = candidates.filter(|l| taken.insert(l.line.lineno)).collect();
+        all.sort_by_key(|k| std::cmp::Reverse(k.severity));
+        all
     }
 }
 

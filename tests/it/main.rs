@@ -5,6 +5,7 @@ mod util;
 mod check;
 mod cli;
 mod envelope;
+mod families;
 mod faults;
 mod fuzz_regressions;
 mod history;

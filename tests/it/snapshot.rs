@@ -95,7 +95,10 @@ fn file_truncated_while_read_does_not_crash() {
             Some(0) => assert!(bytes == data.len() || bytes == 0, "a clean run read the whole file: {bytes}"),
             Some(1) => {
                 assert!(err.contains("shrank to 0 bytes"), "{err}");
-                assert!(String::from_utf8_lossy(&out.stdout).contains("the input file shrank to"), "the envelope says so");
+                assert!(
+                    String::from_utf8_lossy(&out.stdout).contains("the input file shrank to"),
+                    "the envelope says so"
+                );
             }
             other => panic!("exit status {other:?}: {err}"),
         }

@@ -196,8 +196,10 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "NAME")]
     pub label: Option<OsString>,
 
-    /// Regex (Rust syntax) that marks a signal line; replaces the default
-    /// case-insensitive \b(error|failed|failure|fatal|panic|exception)\b.
+    /// Regex (Rust syntax) that marks a signal line; REPLACES the default
+    /// signal patterns (the tool families' and the generic ones), as it
+    /// always has. Families still detect and give verdicts. To add a
+    /// pattern to the defaults instead, use --signal-add.
     /// Compiled once, here: an invalid pattern is a usage error.
     #[arg(long, value_name = "REGEX", value_parser = parse_signal, env = "OUTBOX_SIGNAL")]
     pub signal: Option<Regex>,
@@ -276,6 +278,25 @@ pub struct EnvelopeArgs {
     /// slower than reading and died of SIGBUS when the file shrank.
     #[arg(long, hide = true)]
     pub mmap: bool,
+
+    // -- Tool families and signal options (see families/*.toml) --
+    /// Tool family: auto (detect over the whole output, and from the
+    /// command in wrap mode), none (generic patterns only, no family
+    /// verdict), or a name: cargo, go, pytest, unittest, jest, vitest, tsc,
+    /// eslint, gcc, maven, gradle, javac, npm, pnpm, docker, dotnet,
+    /// rubocop, terraform, or one of yours in
+    /// $XDG_CONFIG_HOME/outbox/families/*.toml.
+    #[arg(long, value_name = "NAME", default_value = "auto")]
+    pub family: String,
+
+    /// Regex (Rust syntax) that ADDS a signal pattern (severity error) to
+    /// the defaults; repeatable.
+    #[arg(long, value_name = "REGEX")]
+    pub signal_add: Vec<String>,
+
+    /// No line is a signal (families still detect and give verdicts).
+    #[arg(long, conflicts_with_all = ["signal", "signal_add"])]
+    pub no_signal: bool,
 }
 
 pub fn parse_budget(s: &str) -> Result<usize, String> {
@@ -611,6 +632,33 @@ impl EnvelopeArgs {
                 StderrMode::Inherit => session::StderrMode::Inherit,
             },
             progress: self.progress,
+            families: self.family_options()?,
+        })
+    }
+}
+
+impl EnvelopeArgs {
+    /// `--family`, `--signal` (replace), `--signal-add`, `--no-signal`,
+    /// checked before anything runs.
+    fn family_options(&self) -> anyhow::Result<outbox::family::FamilyOptions> {
+        use outbox::family::{FamilyChoice, FamilyOptions};
+        let choice = FamilyChoice::parse(&self.family);
+        if let FamilyChoice::Named(name) = &choice {
+            let all = outbox::family::load_all();
+            if !all.iter().any(|f| &f.name == name && !f.generic) {
+                let names: Vec<&str> = all.iter().filter(|f| !f.generic).map(|f| f.name.as_str()).collect();
+                anyhow::bail!("--family: unknown family '{name}'; known: auto, none, {}", names.join(", "));
+            }
+        }
+        for p in &self.signal_add {
+            regex::bytes::Regex::new(p).map_err(|e| anyhow::anyhow!("--signal-add is not a valid regex: {e}"))?;
+        }
+        Ok(FamilyOptions {
+            choice,
+            add: self.signal_add.clone(),
+            replace: self.signal.as_ref().map(|s| s.to_string()),
+            off: self.no_signal,
+            legacy: false,
         })
     }
 }

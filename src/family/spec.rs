@@ -1,0 +1,218 @@
+//! The family file format (TOML) and where family files come from: the
+//! shipped ones, embedded at build time, then the user's
+//! (`$XDG_CONFIG_HOME/outbox/families/*.toml`, else
+//! `~/.config/outbox/families`), which add families or replace a shipped
+//! one of the same name. A user file that does not parse or whose patterns
+//! do not compile is reported once on stderr and ignored: a typo in a
+//! personal file must never stop a build log from being kept.
+//!
+//! ```toml
+//! name = "pytest"
+//! commands = ["pytest", "python -m pytest"]   # wrap-mode hint
+//! detect = ['^=+ test session starts =+$']   # evidence, counted over the whole stream
+//! location = '(?P<file>[\w./-]+\.py):(?P<line>\d+)'
+//! success = ['\b0 failed\b']                  # spans that are not signals
+//! block = { until = "blank", max_lines = 8, max_chars = 600 }
+//!
+//! [[signal]]
+//! severity = "error"                          # or "warning"
+//! pattern = '^E\s{3}'
+//! block = { until = "location" }              # optional, per pattern
+//!
+//! [[verdict]]
+//! pattern = '(?P<failed>\d+) failed'
+//! merge = "sum"        # several runs in one log add up; "last" (default) overwrites
+//! status = "failed"    # fixed; else the `status` capture; else from the counts
+//! tally = "failed"     # optional: each such line adds 1 to this count
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+/// One family, as written in its file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilySpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Applies whatever family is detected (log levels, crashes); never
+    /// detected itself.
+    #[serde(default)]
+    pub generic: bool,
+    /// Command names (argv[0] basename, optionally followed by the first
+    /// arguments: `python -m pytest`, `go test`) that hint at this family.
+    #[serde(default)]
+    pub commands: Vec<String>,
+    /// How much a matching command counts, in evidence lines (default 20;
+    /// wrappers such as npm that run other tools give 1).
+    #[serde(default)]
+    pub hint_weight: Option<u64>,
+    #[serde(default)]
+    pub detect: Vec<String>,
+    #[serde(default)]
+    pub success: Vec<String>,
+    #[serde(default)]
+    pub location: Option<String>,
+    #[serde(default)]
+    pub block: Option<BlockSpec>,
+    #[serde(default)]
+    pub signal: Vec<SignalSpec>,
+    #[serde(default)]
+    pub verdict: Vec<VerdictSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignalSpec {
+    pub severity: String,
+    pub pattern: String,
+    #[serde(default)]
+    pub block: Option<BlockSpec>,
+}
+
+/// Which lines after a signal line belong to it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockSpec {
+    /// `indent`: indented lines; `blank`: up to a blank line; `location`:
+    /// up to and including a line with a location; `traceback`: indented
+    /// lines and the first line after them; `none`.
+    #[serde(default)]
+    pub until: Option<String>,
+    #[serde(default)]
+    pub max_lines: Option<usize>,
+    #[serde(default)]
+    pub max_chars: Option<usize>,
+    /// `first` (default) or `last` location in the signal line and block.
+    #[serde(default)]
+    pub pick: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictSpec {
+    pub pattern: String,
+    #[serde(default)]
+    pub merge: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub tally: Option<String>,
+}
+
+/// The shipped families, in priority order (an earlier one wins a tie).
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("cargo", include_str!("../../families/cargo.toml")),
+    ("go", include_str!("../../families/go.toml")),
+    ("pytest", include_str!("../../families/pytest.toml")),
+    ("unittest", include_str!("../../families/unittest.toml")),
+    ("jest", include_str!("../../families/jest.toml")),
+    ("vitest", include_str!("../../families/vitest.toml")),
+    ("tsc", include_str!("../../families/tsc.toml")),
+    ("eslint", include_str!("../../families/eslint.toml")),
+    ("gcc", include_str!("../../families/gcc.toml")),
+    ("maven", include_str!("../../families/maven.toml")),
+    ("gradle", include_str!("../../families/gradle.toml")),
+    ("javac", include_str!("../../families/javac.toml")),
+    ("npm", include_str!("../../families/npm.toml")),
+    ("pnpm", include_str!("../../families/pnpm.toml")),
+    ("docker", include_str!("../../families/docker.toml")),
+    ("dotnet", include_str!("../../families/dotnet.toml")),
+    ("rubocop", include_str!("../../families/rubocop.toml")),
+    ("terraform", include_str!("../../families/terraform.toml")),
+    ("logs", include_str!("../../families/logs.toml")),
+    ("crash", include_str!("../../families/crash.toml")),
+];
+
+/// Parses one family file and checks that its patterns compile.
+pub fn parse(text: &str) -> Result<FamilySpec, String> {
+    parse_checked(text, true)
+}
+
+/// Parses one family file; `check` compiles each pattern alone (the shipped
+/// files skip it at run time: the test suite compiles them, and compiling a
+/// few hundred patterns would slow every start).
+fn parse_checked(text: &str, check: bool) -> Result<FamilySpec, String> {
+    let spec: FamilySpec = toml::from_str(text).map_err(|e| e.to_string())?;
+    if spec.name.is_empty() || spec.name == "none" || spec.name == "auto" {
+        return Err(format!("'{}' cannot be a family name", spec.name));
+    }
+    for p in spec.patterns().filter(|_| check) {
+        super::classify::compile_one(p).map_err(|e| format!("pattern {p:?}: {e}"))?;
+    }
+    for s in &spec.signal {
+        super::classify::Severity::parse(&s.severity)?;
+    }
+    Ok(spec)
+}
+
+impl FamilySpec {
+    /// Every pattern of the family.
+    pub fn patterns(&self) -> impl Iterator<Item = &String> {
+        self.detect
+            .iter()
+            .chain(&self.success)
+            .chain(self.location.iter())
+            .chain(self.signal.iter().map(|s| &s.pattern))
+            .chain(self.verdict.iter().map(|v| &v.pattern))
+    }
+}
+
+/// The shipped families (parsed once; a broken shipped file is a bug the
+/// test suite catches, so it panics).
+pub fn embedded() -> Vec<FamilySpec> {
+    EMBEDDED.iter().map(|(n, t)| parse_checked(t, false).unwrap_or_else(|e| panic!("families/{n}.toml: {e}"))).collect()
+}
+
+/// The user's family directory, if any.
+pub fn user_dir() -> Option<PathBuf> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".config"),
+    };
+    Some(base.join("outbox").join("families"))
+}
+
+/// Shipped families with the user's files in `dir` merged in; each problem
+/// with a user file is returned as a message and that file is ignored.
+pub fn load_from(dir: Option<&Path>) -> (Vec<FamilySpec>, Vec<String>) {
+    let mut all = embedded();
+    let mut problems = Vec::new();
+    let Some(dir) = dir else { return (all, problems) };
+    let Ok(rd) = std::fs::read_dir(dir) else { return (all, problems) };
+    let mut paths: Vec<PathBuf> =
+        rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    paths.sort();
+    for p in paths {
+        let parsed = std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|t| parse(&t));
+        match parsed {
+            Ok(spec) => match all.iter_mut().find(|f| f.name == spec.name) {
+                Some(slot) => *slot = spec,
+                None => {
+                    // A user family goes before the generic ones, so it wins
+                    // ties against nothing shipped but keeps generic last.
+                    let at = all.iter().position(|f| f.generic).unwrap_or(all.len());
+                    all.insert(at, spec);
+                }
+            },
+            Err(e) => problems.push(format!("ignoring the family file {}: {e}", p.display())),
+        }
+    }
+    (all, problems)
+}
+
+/// Every family this process uses, loaded once; problems with user files
+/// are reported on stderr once.
+pub fn load_all() -> &'static [FamilySpec] {
+    static ALL: OnceLock<Vec<FamilySpec>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let (all, problems) = load_from(user_dir().as_deref());
+        for p in problems {
+            crate::text::stderr::say(format_args!("{p}"));
+        }
+        all
+    })
+}

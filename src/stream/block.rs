@@ -1,0 +1,123 @@
+//! The block of a signal line: the lines after it that belong to it by its
+//! family's rule (indented continuation, up to a blank line, up to a line
+//! with a location, a Python traceback), always bounded in lines and
+//! characters, so a kept signal line costs a bounded amount of memory.
+
+use crate::family::classify::{strip_ansi, Until};
+use crate::family::{Classifier, LineClass};
+use crate::text::utf8::count_chars;
+
+/// Bytes kept of one signal line, to find its location when the block
+/// closes.
+const LINE_KEEP: usize = 2048;
+/// A `location` block that is full keeps looking this many more lines for
+/// its location line (jest prints it after a long code frame); only that
+/// line is kept.
+const SEEK_LINES: usize = 24;
+/// Bytes kept of a location line found that way.
+const SEEK_KEEP: usize = 400;
+
+#[derive(Debug)]
+pub struct OpenBlock {
+    pub lineno: u64,
+    pub class: LineClass,
+    line: Vec<u8>,
+    lines: Vec<u8>,
+    linenos: Vec<u64>,
+    count: usize,
+    chars: usize,
+    /// Lines looked at past the block's bounds (see `SEEK_LINES`).
+    seeking: Option<usize>,
+}
+
+impl OpenBlock {
+    pub fn new(lineno: u64, line: &[u8], class: LineClass) -> OpenBlock {
+        let line = line[..line.len().min(LINE_KEEP)].to_vec();
+        OpenBlock { lineno, class, line, lines: Vec::new(), linenos: Vec::new(), count: 0, chars: 0, seeking: None }
+    }
+
+    /// Offers the next line (number `lineno`); false when the block is
+    /// closed (the line may or may not have been taken).
+    pub fn take(&mut self, c: &Classifier, lineno: u64, line: &[u8]) -> bool {
+        let rule = c.block_rule(self.class.block);
+        if let Some(n) = self.seeking.as_mut() {
+            if c.has_location(rule, line) {
+                let mut cut = line.len().min(SEEK_KEEP);
+                while cut > 0 && cut < line.len() && (line[cut] as i8) < -64 {
+                    cut -= 1;
+                }
+                self.push(lineno, &line[..cut], 0);
+                return false;
+            }
+            *n += 1;
+            return *n < SEEK_LINES;
+        }
+        if self.count >= rule.max_lines {
+            return self.seek(rule.until);
+        }
+        let plain = strip_ansi(line);
+        let blank = plain.iter().all(u8::is_ascii_whitespace);
+        let indented = matches!(plain.first(), Some(b' ' | b'\t'));
+        let (take, more) = match rule.until {
+            Until::None => (false, false),
+            Until::Indent => (indented && !blank, true),
+            Until::Blank => (!blank, true),
+            Until::Location => (true, !c.has_location(rule, line)),
+            Until::Traceback if blank => (false, false),
+            Until::Traceback => (true, indented),
+        };
+        if !take {
+            return false;
+        }
+        let chars = count_chars(line) as usize;
+        let left = rule.max_chars.saturating_sub(self.chars);
+        if chars > left {
+            // Keep what fits of this last line, whole characters only.
+            if left >= 16 {
+                let mut cut = line.len().min(left);
+                while cut > 0 && (line[cut] as i8) < -64 {
+                    cut -= 1;
+                }
+                self.push(lineno, &line[..cut], left);
+            }
+            return more && self.seek(rule.until);
+        }
+        self.push(lineno, line, chars);
+        more && (self.count < rule.max_lines || self.seek(rule.until))
+    }
+
+    /// The block is full: a `location` block keeps looking for its
+    /// location line.
+    fn seek(&mut self, until: Until) -> bool {
+        if until != Until::Location {
+            return false;
+        }
+        self.seeking = Some(0);
+        true
+    }
+
+    fn push(&mut self, lineno: u64, line: &[u8], chars: usize) {
+        self.lines.extend_from_slice(line);
+        self.lines.push(b'\n');
+        self.linenos.push(lineno);
+        self.count += 1;
+        self.chars += chars;
+    }
+
+    /// The block's lines, each ending with `\n`.
+    pub fn lines(&self) -> &[u8] {
+        &self.lines
+    }
+
+    /// Their line numbers.
+    pub fn linenos(&self) -> &[u64] {
+        &self.linenos
+    }
+
+    /// The location in the signal line or its block.
+    pub fn location(&self, c: &Classifier) -> Option<String> {
+        let rule = c.block_rule(self.class.block);
+        let texts = std::iter::once(&self.line[..]).chain(self.lines.split(|&b| b == b'\n'));
+        c.location(rule, texts)
+    }
+}
