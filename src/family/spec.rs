@@ -42,7 +42,7 @@ pub struct FamilySpec {
     /// detected itself.
     #[serde(default)]
     pub generic: bool,
-    /// Command names (argv[0] basename, optionally followed by the first
+    /// Command names (`argv[0]` basename, optionally followed by the first
     /// arguments: `python -m pytest`, `go test`) that hint at this family.
     #[serde(default)]
     pub commands: Vec<String>,
