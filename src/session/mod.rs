@@ -377,5 +377,18 @@ pub fn run_stdin(args: &RunOptions) -> anyhow::Result<u8> {
     }
     let reader = Reader::stdin();
     let ingest = session.ingest(reader);
-    Ok(session.finish(ingest, None).exit_code())
+    let command = args.status_file.as_deref().map(|f| status_from_file(f, session.label()));
+    Ok(session.finish(ingest, command).exit_code())
+}
+
+/// `--status-file`: the agent hook's rewrite (`{ CMD; echo $? > F; } |
+/// outbox --status-file F`) writes the command's status before its output
+/// ends, so the file is complete when input ends. The command is named by
+/// the label; an unreadable file leaves the status unknown (null).
+fn status_from_file(path: &std::path::Path, label: &str) -> CommandInfo {
+    let exit_status = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse::<i32>().ok());
+    if exit_status.is_none() {
+        crate::say!("the command's exit status could not be read from {}", store::path_text(path));
+    }
+    CommandInfo { command: label.to_string(), exit_status, ..CommandInfo::default() }
 }

@@ -2,6 +2,8 @@
 //! test) before anything is read. The binary builds it from clap's
 //! arguments; nothing here knows clap.
 
+use std::path::PathBuf;
+
 use regex::bytes::Regex;
 
 use crate::store::StoreEnv;
@@ -79,6 +81,9 @@ pub struct RunOptions {
     pub stderr: StderrMode,
     /// Draw a progress meter on stderr when it is a terminal.
     pub progress: bool,
+    /// `CMD | outbox`: a file the piped command's exit status is written
+    /// to before its output ends (the agent hook's rewrite).
+    pub status_file: Option<PathBuf>,
     /// The harness that reads the output (sets the boundary).
     pub harness: Harness,
     /// The reader's cut-off in characters, when given.
@@ -106,6 +111,7 @@ impl Default for RunOptions {
             stderr: StderrMode::Merged,
             progress: false,
             families: crate::family::FamilyOptions::default(),
+            status_file: None,
             harness: Harness::None,
             boundary: None,
         }

@@ -48,6 +48,24 @@ fn piped(text: &str, name: &str) -> String {
     format!("{text} 2>&1 | {} --label {name}; (exit \"${{PIPESTATUS[0]-${{pipestatus[@]:0:1}}}}\")", outbox_path())
 }
 
+/// Checks that `actual` is `text` rewritten to record its status: the
+/// status file is a fresh `.tmp-status-` name in `store`.
+fn assert_recorded(actual: &Value, text: &str, name: &str, store: &Store) {
+    let actual = actual.as_str().expect("a command string");
+    let file = actual
+        .split_once("echo \"$?\" > ")
+        .and_then(|(_, rest)| rest.split_once("; }"))
+        .map(|(f, _)| f.to_string())
+        .unwrap_or_else(|| panic!("no status file in {actual}"));
+    assert!(file.starts_with(&store.path().join(".tmp-status-").display().to_string()), "{file}");
+    let want = format!(
+        "{{ {text} 2>&1; echo \"$?\" > {file}; }} | {} --label {name} --status-file {file}; \
+(exit \"$(cat {file} 2>/dev/null || echo 1; rm -f {file})\")",
+        outbox_path()
+    );
+    assert_eq!(actual, want);
+}
+
 fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
@@ -67,7 +85,7 @@ fn rewrites_a_growing_command() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON answer");
     let spec = &v["hookSpecificOutput"];
     assert_eq!(spec["hookEventName"], "PreToolUse");
-    assert_eq!(spec["updatedInput"]["command"], piped("grep -rn 'fn main' src", "grep"));
+    assert_recorded(&spec["updatedInput"]["command"], "grep -rn 'fn main' src", "grep", &store);
     // updatedInput replaces the whole input: the other fields come along.
     assert_eq!(spec["updatedInput"]["description"], "Search the sources");
     assert_eq!(spec["updatedInput"]["timeout"], 120000);
@@ -85,7 +103,7 @@ fn permission_only_when_asked() {
     let out = hook(&store, &["--permission", "none"], &bash_payload("git log --stat").to_string());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["hookSpecificOutput"].get("permissionDecision").is_none());
-    assert_eq!(v["hookSpecificOutput"]["updatedInput"]["command"], piped("git log --stat", "git"));
+    assert_recorded(&v["hookSpecificOutput"]["updatedInput"]["command"], "git log --stat", "git", &store);
 }
 
 #[test]
@@ -135,7 +153,7 @@ fn trailing_stderr_merge_is_dropped() {
     let store = private_store();
     let out = hook(&store, &[], &bash_payload("cargo test --workspace 2>&1").to_string());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["hookSpecificOutput"]["updatedInput"]["command"], piped("cargo test --workspace", "cargo"));
+    assert_recorded(&v["hookSpecificOutput"]["updatedInput"]["command"], "cargo test --workspace", "cargo", &store);
 }
 
 #[test]
@@ -274,4 +292,13 @@ fn the_status_is_the_commands() {
     let out = String::from_utf8_lossy(&ran.stdout);
     assert!(out.starts_with("<<<OUTBOX-HEADER\n"), "{out}");
     assert!(out.contains("no-such-file"), "stderr is in the envelope: {out}");
+    // outbox records the status too: the header says what the line says.
+    let header: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(header["exit_status"], 2, "{header}");
+    let left: Vec<_> = std::fs::read_dir(store.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".tmp-"))
+        .collect();
+    assert!(left.is_empty(), "the status file is removed: {left:?}");
 }

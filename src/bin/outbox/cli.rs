@@ -273,6 +273,12 @@ pub struct EnvelopeArgs {
     #[arg(long)]
     pub progress: bool,
 
+    /// `CMD | outbox` only: read the piped command's exit status from FILE
+    /// once input ends, and record it in the header (`exit_status`). The
+    /// agent hook's rewrite writes it there before the command's output ends.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub status_file: Option<PathBuf>,
+
     /// Ignored (kept so that scripts using it still run): a file on stdin
     /// is copied into the store and read from the copy. Mapping it was
     /// slower than reading and died of SIGBUS when the file shrank.
@@ -632,6 +638,7 @@ impl EnvelopeArgs {
                 StderrMode::Inherit => session::StderrMode::Inherit,
             },
             progress: self.progress,
+            status_file: self.status_file.clone(),
             families: self.family_options()?,
         })
     }

@@ -63,9 +63,11 @@ Rewritten: only a line that is provably one simple command from the
 --commands list (see `outbox init --help`): plain words, 'single-quoted' and
 \"double-quoted\" strings without $ ` \\ !, and at most a trailing 2>&1.
 `grep -rn foo src` becomes
-  grep -rn foo src 2>&1 | /path/to/outbox --label grep; (exit \"${PIPESTATUS[0]-...}\")
-so the agent's shell still runs its own function or alias named grep, and the
-line's exit status is grep's. Left alone, with no answer at all: anything else
+  { grep -rn foo src 2>&1; echo \"$?\" > F; } | /path/to/outbox --label grep
+    --status-file F; (exit \"$(cat F ...; rm -f F)\")
+(F a fresh file in the store), so the agent's shell still runs its own
+function or alias named grep, the line's exit status is grep's, and the
+envelope's header records it. Left alone, with no answer at all: anything else
 ($ in any form, backslashes, pipelines, lists, redirections, substitutions,
 globs, braces, comments, newlines, NAME=value prefixes), background commands,
 interactive invocations, commands already run by outbox.
@@ -123,7 +125,8 @@ pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
     }
     let payload: Value = serde_json::from_slice(&raw)
         .map_err(|e| anyhow::anyhow!("the hook payload on stdin is not JSON ({e}); is this a Claude Code hook?"))?;
-    let Some(out) = decide(&payload, &commands, &shell::self_path()?, args.permission) else {
+    let status = status_file();
+    let Some(out) = decide(&payload, &commands, &shell::self_path()?, status.as_deref(), args.permission) else {
         return Ok(ExitCode::SUCCESS);
     };
     let mut stdout = std::io::stdout().lock();
@@ -137,7 +140,13 @@ pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The hook's answer to `payload`, or None to leave the tool call alone.
-pub fn decide(payload: &Value, commands: &[Wrapped], exe: &str, permission: Permission) -> Option<Value> {
+pub fn decide(
+    payload: &Value,
+    commands: &[Wrapped],
+    exe: &str,
+    status: Option<&str>,
+    permission: Permission,
+) -> Option<Value> {
     let event = payload.get("hook_event_name").and_then(Value::as_str);
     if event.is_some_and(|e| e != "PreToolUse") || payload.get("tool_name")?.as_str()? != "Bash" {
         return None;
@@ -148,7 +157,7 @@ pub fn decide(payload: &Value, commands: &[Wrapped], exe: &str, permission: Perm
         return None;
     }
     let command = input.get("command")?.as_str()?;
-    let rewritten = rewrite(command, commands, exe)?;
+    let rewritten = rewrite(command, commands, exe, status)?;
     let mut updated = input.clone();
     updated.insert("command".into(), Value::String(rewritten));
     let mut specific = json!({ "hookEventName": "PreToolUse", "updatedInput": updated });
@@ -179,10 +188,12 @@ const KEEP_STATUS: &str = r#"(exit "${PIPESTATUS[0]-${pipestatus[@]:0:1}}")"#;
 /// (Claude Code defines `rg`, and in newer versions `grep` and `find`, as
 /// functions running its bundled tools; `outbox -- rg` would exec another
 /// binary or none). Its stderr joins stdout, as in wrap mode, and the
-/// line's exit status is the command's, not outbox's. outbox reads a pipe
-/// here, so its header has no `command` or `exit_status`: it does not learn
-/// the status, the agent does, from the line.
-pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str) -> Option<String> {
+/// line's exit status is the command's, not outbox's. With a status file
+/// (a fresh `.tmp-status-` name in the store) the command's status is also
+/// written there before its output ends, so outbox records it in the
+/// header (`exit_status`) and the line reads it back; without one (no
+/// usable store) the line keeps it through PIPESTATUS/pipestatus.
+pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str, status: Option<&str>) -> Option<String> {
     let mut text = command.trim_matches(|c| c == ' ' || c == '\t');
     // The one redirection understood: the rewrite merges stderr anyway.
     if let Some(rest) = text.strip_suffix("2>&1") {
@@ -202,7 +213,33 @@ pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str) -> Option<String>
     if !wrapped.wants(&args.iter().map(|a| a.value.as_str()).collect::<Vec<_>>()) {
         return None;
     }
-    Some(format!("{text} 2>&1 | {} --label {}; {KEEP_STATUS}", shell::quote(exe), shell::quote(&wrapped.name)))
+    let (exe, name) = (shell::quote(exe), shell::quote(&wrapped.name));
+    Some(match status {
+        // The brace group writes the status before its output ends, so
+        // outbox finds it complete when input ends; the line's status is
+        // read back from the same file, which is then removed.
+        Some(file) => {
+            let f = shell::quote(file);
+            format!(
+                "{{ {text} 2>&1; echo \"$?\" > {f}; }} | {exe} --label {name} --status-file {f}; \
+(exit \"$(cat {f} 2>/dev/null || echo 1; rm -f {f})\")"
+            )
+        }
+        None => format!("{text} 2>&1 | {exe} --label {name}; {KEEP_STATUS}"),
+    })
+}
+
+/// A fresh file name in the store for the rewritten line's exit status
+/// (`.tmp-` so gc removes one left by an interrupted line), or None when
+/// the store cannot be used: the rewrite then keeps the status in the line
+/// only.
+pub fn status_file() -> Option<String> {
+    let cwd = std::env::current_dir().ok();
+    let env = outbox::store::StoreEnv::from_vars(None, |k| std::env::var_os(k), cwd.as_deref());
+    let store = outbox::store::Store::open_env(&env).ok()?;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let name = format!(".tmp-status-{}-{nanos:x}", std::process::id());
+    store.dir().join(name).to_str().map(str::to_string)
 }
 
 #[cfg(test)]
@@ -212,7 +249,7 @@ mod tests {
     const EXE: &str = "/opt/outbox/bin/outbox";
 
     fn rw(cmd: &str) -> Option<String> {
-        rewrite(cmd, &shell::default_commands(), EXE)
+        rewrite(cmd, &shell::default_commands(), EXE, None)
     }
 
     /// What `text`, a command named `name`, is rewritten to.
@@ -286,32 +323,32 @@ mod tests {
             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
             "tool_input": {"command": "git log -p", "description": "Show history", "timeout": 60000}
         });
-        let out = decide(&p, &cmds, EXE, Permission::None).unwrap();
+        let out = decide(&p, &cmds, EXE, None, Permission::None).unwrap();
         let spec = &out["hookSpecificOutput"];
         assert_eq!(spec["hookEventName"], "PreToolUse");
         assert_eq!(spec["updatedInput"]["command"], piped("git log -p", "git"));
         assert_eq!(spec["updatedInput"]["description"], "Show history");
         assert_eq!(spec["updatedInput"]["timeout"], 60000);
         assert!(spec.get("permissionDecision").is_none());
-        let out = decide(&p, &cmds, EXE, Permission::Ask).unwrap();
+        let out = decide(&p, &cmds, EXE, None, Permission::Ask).unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "ask");
-        let out = decide(&p, &cmds, EXE, Permission::Allow).unwrap();
+        let out = decide(&p, &cmds, EXE, None, Permission::Allow).unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
 
         let mut bg = p.clone();
         bg["tool_input"]["run_in_background"] = json!(true);
-        assert!(decide(&bg, &cmds, EXE, Permission::None).is_none());
+        assert!(decide(&bg, &cmds, EXE, None, Permission::None).is_none());
         let mut other = p.clone();
         other["tool_name"] = json!("Read");
-        assert!(decide(&other, &cmds, EXE, Permission::None).is_none());
+        assert!(decide(&other, &cmds, EXE, None, Permission::None).is_none());
         let mut post = p.clone();
         post["hook_event_name"] = json!("PostToolUse");
-        assert!(decide(&post, &cmds, EXE, Permission::None).is_none());
+        assert!(decide(&post, &cmds, EXE, None, Permission::None).is_none());
     }
 
     #[test]
     fn exe_with_spaces_is_quoted() {
-        let out = rewrite("ls -R", &shell::default_commands(), "/my apps/outbox").unwrap();
+        let out = rewrite("ls -R", &shell::default_commands(), "/my apps/outbox", None).unwrap();
         assert!(out.starts_with("ls -R 2>&1 | '/my apps/outbox' --label ls; "), "{out}");
     }
 }
