@@ -4,14 +4,18 @@
 //! # Where the pipeline is
 //!
 //! ```text
-//!  stdin / a child's pipe / a file      stream::input   (owned, recycled blocks)
-//!        │
-//!        ├──► spill thread: write + BLAKE3  stream::spill  ──► store (temp file, renamed)
+//!  stdin / a child's pipe / a file      stream::input   (owned, recycled blocks;
+//!        │                              a file on stdin is copied into the store
+//!        │                              first, stream::snapshot, and read back)
+//!        ├──► spill thread: write (write-behind past 512 MiB), then a hash
+//!        │    thread: BLAKE3               stream::spill  ──► store (temp, renamed)
 //!        ▼                                  stream::ingest (hands each block to both)
 //!  scanner: chars, lines, head, tail ring,  stream::scan, stream::tail, stream::signal
-//!           bounded signal keeper
+//!           signal keeper with severities   family (tool families: one combined
+//!           and blocks                      regex, a RegexSet on candidate lines)
 //!        ▼  input ended, spill safe
-//!  session::finish: the run's facts (render::facts::RunFacts) → settle the
+//!  session::finish: the run's facts (render::facts::RunFacts; family
+//!           verdict and summary, session::family; run history, history) → settle the
 //!           strategy (the JSON fold may fall back to text) → commit once →
 //!           render → print → exit status
 //!        ▼
