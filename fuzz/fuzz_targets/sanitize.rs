@@ -71,8 +71,12 @@ fuzz_target!(|c: Case| {
     }
     assert_eq!(safe.matches('\n').count(), c.raw.iter().filter(|&&b| b == b'\n').count(), "lines kept");
     if let Ok(text) = std::str::from_utf8(&c.raw) {
-        let plain = text.split('\n').all(|l| {
-            let l = l.strip_suffix('\r').unwrap_or(l);
+        // A `\r` belongs to the terminator only before a `\n`: the last
+        // piece (no `\n` after it) keeps its `\r`, which is a lone CR.
+        let pieces: Vec<&str> = text.split('\n').collect();
+        let last = pieces.len() - 1;
+        let plain = pieces.iter().enumerate().all(|(i, l)| {
+            let l = if i < last { l.strip_suffix('\r').unwrap_or(l) } else { l };
             !l.chars().any(|ch| ch != '\t' && is_unsafe_char(ch)) && !imitates_marker(l)
         });
         if plain {

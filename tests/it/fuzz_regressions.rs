@@ -371,3 +371,15 @@ fn a_long_line_ending_in_escape_sequences_shows_its_kept_ends() {
     let whole = outbox::text::sanitize::display(&data[6..]);
     assert_eq!(whole.text, "", "every sequence is removed from the whole line");
 }
+
+/// sanitize target, 2026-12-03 (`\n\r`, reduced from `\x08A\n\xd5\r\x1c\x0b\xdb`):
+/// not a bug in `safe_copy` but in the target's idea of plain text. A `\r`
+/// belongs to the line terminator only right before `\n`; a final `\r`
+/// with nothing after it is a lone CR, which a terminal would act on, so
+/// the safe copy must show it escaped. The target now strips `\r` only
+/// from pieces followed by `\n`.
+#[test]
+fn a_final_carriage_return_without_a_newline_is_escaped_in_a_safe_copy() {
+    assert_eq!(envelope::safe_copy(b"\n\r"), "\n\\r");
+    assert_eq!(envelope::safe_copy(b"ok\r\n"), "ok\r\n", "a CRLF terminator stays as it was");
+}
