@@ -306,7 +306,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let provisional = choose_head(sc, head_limit, head_reserve);
     let h0 = provisional.lines.len() as u64;
     let sig_room = room - head_reserve;
-    let mut sigs = choose_signals(sc, h0, first_tail, sig_room);
+    let mut sigs = choose_signals(sc, h0, first_tail, sig_room, &info.new_shapes);
     room -= sigs.used;
     let head = choose_head(sc, head_limit, room);
     let h = head.lines.len() as u64;
@@ -575,10 +575,16 @@ struct Signals {
 /// (errors first), while they fit; then, with the room left, the lines of
 /// their blocks: first up to the line that names the location, then the
 /// rest. A block line is printed `LINENO- TEXT` (grep's context style).
-fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize) -> Signals {
+fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes: &[u64]) -> Signals {
     let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0 };
     let mut placed: Vec<(&crate::stream::signal::Kept, String, Vec<String>)> = Vec::new();
-    for k in sc.signals.kept_by_priority() {
+    let mut order = sc.signals.kept_by_priority();
+    // What is new since the previous run goes first (stable: the rest keep
+    // their priority order).
+    if !new_shapes.is_empty() {
+        order.sort_by_key(|k| !new_shapes.contains(&crate::stream::signal::shape(k.line.body())));
+    }
+    for k in order {
         let line = &k.line;
         if line.lineno <= after || line.lineno >= before {
             continue;

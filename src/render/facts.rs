@@ -93,6 +93,9 @@ pub struct RunFacts {
     pub notes: Vec<String>,
     /// More header fields (e.g. a JSON parse error), placed last.
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// Signal shapes new since the previous run of the same command (run
+    /// history): their lines are chosen first when not all fit.
+    pub new_shapes: Vec<u64>,
 }
 
 impl RunFacts {

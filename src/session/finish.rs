@@ -159,6 +159,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             },
             notes,
             extra,
+            new_shapes: Vec::new(),
         };
         if let Some(engine) = &self.families {
             let command = facts.command.clone();
@@ -198,6 +199,9 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         };
         if observation.says_anything() {
             facts.extra.insert("history".into(), observation.to_json());
+        }
+        if let Some(c) = &observation.change {
+            facts.new_shapes = c.new_shapes.clone();
         }
         // The summary line says it too: `same as 3 min ago`, new shapes,
         // the boundary ahead.

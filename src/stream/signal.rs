@@ -237,7 +237,8 @@ impl SignalKeeper {
 }
 
 /// A cheap hash of the line's first bytes with ASCII digits folded.
-fn shape(body: LineBody) -> u64 {
+/// A line's shape: a hash of its first 256 bytes with digits folded.
+pub fn shape(body: LineBody) -> u64 {
     let head = match body {
         LineBody::Whole(b) => b,
         LineBody::Cut { prefix, .. } => prefix,

@@ -247,3 +247,34 @@ fn harness_presets_set_the_budget_and_name_the_token_estimate() {
     assert_eq!(header(&out)["budget"], 5000);
     let _ = Path::new("");
 }
+
+/// Signal shapes new since the previous run are chosen first when not all
+/// signal lines fit: the one new error survives a small budget although it
+/// sits among fifty old ones (the history compares the first 64 shapes).
+#[test]
+fn new_signal_shapes_are_listed_first() {
+    let (p, store) = (Project::new(), Store::new());
+    let word = |i: usize| -> String {
+        // Distinct shapes need distinct letters (digits are folded).
+        let mut n = i;
+        let mut w = String::new();
+        for _ in 0..4 {
+            w.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+        }
+        w
+    };
+    let old: String = (0..50).map(|i| format!("error: {} failed in module {}\n", word(i), word(i + 7))).collect();
+    let filler: String = (0..2000).map(|i| format!("step {i} ok\n")).collect();
+    let first = format!("{filler}{old}{filler}");
+    run(&p, &store, &["--label", "build", "--budget", "2500"], first.as_bytes());
+    let second = format!(
+        "{filler}{}error: brand new quota exhausted on volume\n{}{filler}",
+        &old[..old.len() / 2],
+        &old[old.len() / 2..]
+    );
+    let out = run(&p, &store, &["--label", "build", "--budget", "2500"], second.as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(header(&out)["history"]["previous"]["new_shapes"], 1, "{text}");
+    assert!(text.contains("brand new quota exhausted"), "the new error is shown: {text}");
+}
