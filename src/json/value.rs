@@ -208,6 +208,16 @@ pub(crate) fn common_fields(ctx: &crate::json::FoldContext<'_>, strategy: &str) 
     if let Some(s) = facts.stream {
         f.push(Field::new("stream", J::str(s.as_str()), E));
     }
+    // Extras that outbox writes itself from figures (never input text, so
+    // serde's JSON needs no further escaping): the token estimate and the
+    // run history.
+    if let Some(n) = facts.extra.get("tokens_est").and_then(serde_json::Value::as_u64) {
+        f.push(Field::new("tokens_est", J::int(n), E));
+        f.push(Field::new("tokens_method", J::str("bytes/4"), E));
+    }
+    if let Some(h) = facts.extra.get("history") {
+        f.push(Field::new("history", J::Raw(h.to_string()), Class::Important));
+    }
     f
 }
 
