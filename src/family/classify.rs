@@ -42,16 +42,13 @@ impl Severity {
 #[derive(Debug, Clone)]
 pub struct FirstPass {
     pub floating: Floating,
-    starts: Vec<u64>,
+    starts: super::literals::LineStarts,
 }
 
 impl FirstPass {
     /// Whether a line starting with `line` can be a candidate by its start.
     pub fn starts_candidate(&self, line: &[u8]) -> bool {
-        let a = line.first().map_or(0, u8::to_ascii_lowercase) as usize;
-        let b = line.get(1).map_or(0, u8::to_ascii_lowercase) as usize;
-        let k = a << 8 | b;
-        self.starts[k >> 6] >> (k & 63) & 1 == 1
+        self.starts.contains(line)
     }
 }
 

@@ -218,17 +218,33 @@ const MAX_LITERALS: usize = 126;
 pub struct FirstPass {
     /// Plain literals (case variants spelled out); may be empty.
     pub floating: Vec<Vec<u8>>,
-    /// 65,536 bits: bit `a << 8 | b` set when a line starting with the
-    /// (lower-cased) bytes `a b` is a candidate.
-    pub starts: Vec<u64>,
+    /// Line starts that make a line a candidate.
+    pub starts: LineStarts,
 }
 
-impl FirstPass {
-    pub fn starts_candidate(&self, line: &[u8]) -> bool {
-        let a = line.first().map_or(0, u8::to_ascii_lowercase) as usize;
-        let b = line.get(1).map_or(0, u8::to_ascii_lowercase) as usize;
-        let k = a << 8 | b;
-        self.starts[k >> 6] >> (k & 63) & 1 == 1
+/// 65,536 bits: bit `a << 8 | b` set when a line starting with the
+/// (ASCII-lower-cased) bytes `a b` is a candidate.
+#[derive(Debug, Clone)]
+pub struct LineStarts(Vec<u64>);
+
+impl LineStarts {
+    fn new() -> LineStarts {
+        LineStarts(vec![0u64; 1024])
+    }
+
+    fn key(a: u8, b: u8) -> usize {
+        (a.to_ascii_lowercase() as usize) << 8 | b.to_ascii_lowercase() as usize
+    }
+
+    fn set(&mut self, a: u8, b: u8) {
+        let k = LineStarts::key(a, b);
+        self.0[k >> 6] |= 1 << (k & 63);
+    }
+
+    /// Whether a line starting with `line` can be a candidate by its start.
+    pub fn contains(&self, line: &[u8]) -> bool {
+        let k = LineStarts::key(line.first().copied().unwrap_or(0), line.get(1).copied().unwrap_or(0));
+        self.0[k >> 6] >> (k & 63) & 1 == 1
     }
 }
 
@@ -238,11 +254,7 @@ impl FirstPass {
 /// mixes (`eRRor`) are not found by the first pass.
 pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
     let mut floating: Vec<Vec<u8>> = Vec::new();
-    let mut starts = vec![0u64; 1024];
-    let mut set = |a: u8, b: u8| {
-        let k = (a.to_ascii_lowercase() as usize) << 8 | b.to_ascii_lowercase() as usize;
-        starts[k >> 6] |= 1 << (k & 63);
-    };
+    let mut starts = LineStarts::new();
     for p in patterns {
         let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).ok()?;
         let req = required(&hir)?;
@@ -252,8 +264,8 @@ pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
         for l in req {
             if l.0.first() == Some(&(b'\n', false)) {
                 match (l.0.get(1), l.0.get(2)) {
-                    (Some(&(a, _)), Some(&(b, _))) => set(a, b),
-                    (Some(&(a, _)), None) => (0..=255u8).for_each(|b| set(a, b)),
+                    (Some(&(a, _)), Some(&(b, _))) => starts.set(a, b),
+                    (Some(&(a, _)), None) => (0..=255u8).for_each(|b| starts.set(a, b)),
                     _ => return None,
                 }
                 continue;
@@ -334,8 +346,8 @@ mod tests {
         );
         let f = first_pass(&[r"(?m)(?-u:^E {3})".to_string()]).unwrap();
         assert!(f.floating.is_empty());
-        assert!(f.starts_candidate(b"E       assert 1 == 2"));
-        assert!(!f.starts_candidate(b"2026-12-02 INFO"));
+        assert!(f.starts.contains(b"E       assert 1 == 2"));
+        assert!(!f.starts.contains(b"2026-12-02 INFO"));
         assert!(lits(r"(?-u:^\s+\d+)").is_none());
         assert!(lits(r"(?-u:ab)").is_none(), "too weak");
         assert!(lits(r"(?-u:(?:=+ )?.*in [\d.]+s)").is_none(), "too weak: `in `");
@@ -366,10 +378,10 @@ mod probe {
             }
         }
         let fp = super::first_pass(&srcs).unwrap();
-        println!("bench line start candidate: {}", fp.starts_candidate(b"2026-12-02T10:05:07 INFO"));
+        println!("bench line start candidate: {}", fp.starts.contains(b"2026-12-02T10:05:07 INFO"));
         for a in 0..=255u8 {
             for b in 0..=255u8 {
-                if fp.starts_candidate(&[a, b]) && a.is_ascii_digit() {
+                if fp.starts.contains(&[a, b]) && a.is_ascii_digit() {
                     println!("start {:?}", String::from_utf8_lossy(&[a, b]));
                 }
             }
