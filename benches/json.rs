@@ -34,7 +34,7 @@ fn record(i: usize) -> String {
         i % 5000,
         i % 900,
         i % 1000,
-        i % 7 != 0
+        !i.is_multiple_of(7)
     )
 }
 

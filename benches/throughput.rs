@@ -17,7 +17,7 @@ fn log(size: usize, japanese: bool, every: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(size + 200);
     let mut i = 0usize;
     while out.len() < size {
-        let line = match (japanese, i % every == 0) {
+        let line = match (japanese, i.is_multiple_of(every)) {
             (false, false) => format!(
                 "2026-12-02T10:{:02}:{:02} INFO worker={} request served in {} ms\n",
                 i % 60,

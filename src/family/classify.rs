@@ -37,51 +37,11 @@ impl Severity {
     }
 }
 
-/// The scanner's first pass (see `literals`): candidate lines hold a
-/// `floating` literal or start with bytes marked in `starts`.
-#[derive(Debug, Clone)]
-pub struct FirstPass {
-    pub floating: Floating,
-    starts: super::literals::LineStarts,
-}
-
-impl FirstPass {
-    /// Whether a line starting with `line` can be a candidate by its start.
-    pub fn starts_candidate(&self, line: &[u8]) -> bool {
-        self.starts.contains(line)
-    }
-}
-
-/// The literal search of the first pass: SIMD (Teddy) when the CPU has it
-/// and the literals are few, else an Aho-Corasick DFA.
-#[derive(Debug, Clone)]
-pub enum Floating {
-    Packed(aho_corasick::packed::Searcher),
-    Dfa(aho_corasick::AhoCorasick),
-}
-
-impl Floating {
-    fn new(lits: &[Vec<u8>]) -> Option<Floating> {
-        // Teddy only where its own heuristics expect it to win (measured:
-        // 120 literals made it slower than the DFA).
-        let mut b = aho_corasick::packed::Config::new().builder();
-        b.extend(lits);
-        if let Some(s) = b.build() {
-            return Some(Floating::Packed(s));
-        }
-        let dfa =
-            aho_corasick::AhoCorasick::builder().kind(Some(aho_corasick::AhoCorasickKind::DFA)).build(lits).ok()?;
-        Some(Floating::Dfa(dfa))
-    }
-
-    /// Start offsets of the matches in `hay`, in order.
-    pub fn for_each_start(&self, hay: &[u8], mut f: impl FnMut(usize)) {
-        match self {
-            Floating::Packed(s) => s.find_iter(hay).for_each(|m| f(m.start())),
-            Floating::Dfa(a) => a.find_iter(hay).for_each(|m| f(m.start())),
-        }
-    }
-}
+/// The scanner's first pass (see `literals` and `teddy`): candidate lines
+/// hold a fingerprint, start with bytes a line-start literal begins, or
+/// hold an escape byte (a colour code can hide any pattern's literal: see
+/// `classify`; the scanner finds those with memchr).
+pub use super::teddy::Search as FirstPass;
 
 /// Hard caps on a block, whatever a family file asks.
 pub const BLOCK_MAX_LINES: usize = 16;
@@ -202,7 +162,8 @@ enum Mode {
 
 /// Every family's patterns, compiled once per run.
 pub struct Classifier {
-    prefilter: Regex,
+    /// Shared: every scanner of the run searches with one cache pool.
+    prefilter: std::sync::Arc<Regex>,
     /// Literals every candidate line contains (see `literals`), when every
     /// pattern has some: the fast first pass.
     literal: Option<FirstPass>,
@@ -354,8 +315,6 @@ impl Classifier {
             .map(|s| crate::family::anchors::contract_lines(&format!("(?mR){}", uncapture(s)), false))
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string())?;
-        // The escape that starts a colour code is a candidate too (see
-        // `classify`).
         // Success patterns need no literal: they only cancel a signal on
         // a line that some signal pattern's literal already found.
         let needs: Vec<String> = set_sources
@@ -364,16 +323,11 @@ impl Classifier {
             .filter(|(_, p)| !matches!(p.role, Role::Success))
             .map(|(s, _)| s.clone())
             .collect();
-        let literal = super::literals::first_pass(&needs).filter(|_| !sources.is_empty()).and_then(|f| {
-            // The escape that starts a colour code is a candidate too (see
-            // `classify`).
-            let mut lits = f.floating;
-            lits.push(b"\x1b[".to_vec());
-            let floating = Floating::new(&lits)?;
-            Some(FirstPass { floating, starts: f.starts })
-        });
+        let literal = super::literals::first_pass(&needs)
+            .filter(|_| !sources.is_empty())
+            .map(|f| FirstPass::new(&f.floating, f.starts));
         Ok(Classifier {
-            prefilter,
+            prefilter: std::sync::Arc::new(prefilter),
             literal,
             set: std::sync::OnceLock::new(),
             set_sources,
@@ -388,6 +342,12 @@ impl Classifier {
     /// The combined regex: a line that does not match it is nothing.
     pub fn prefilter(&self) -> &Regex {
         &self.prefilter
+    }
+
+    /// The combined regex, shared (cloning a `Regex` would start a new
+    /// cache, rebuilding its lazy DFA).
+    pub fn prefilter_shared(&self) -> std::sync::Arc<Regex> {
+        std::sync::Arc::clone(&self.prefilter)
     }
 
     /// The first pass: every line the prefilter matches holds one of its

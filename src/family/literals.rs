@@ -207,56 +207,213 @@ fn required(h: &Hir) -> Option<Vec<Lit>> {
     }
 }
 
-/// Literals are cut shorter (down to 6 bytes) while there are more than
-/// this: fewer literals search faster.
-const MAX_LITERALS: usize = 126;
-
-/// The first pass: literals searched anywhere, and the first two bytes
-/// (ASCII-lower-cased) of lines that a line-start literal (`\nE   ` for
-/// `^E {3}`) can begin.
+/// The first pass: short fingerprints searched anywhere (ASCII case
+/// ignored), and the first two bytes of lines that a pattern anchored at a
+/// line's start can begin, at the very start or after leading blanks
+/// (`^E {3}` makes `E ` a start; `^\s+Compiling ` makes `Co` one after
+/// blanks).
 #[derive(Debug, Clone)]
 pub struct FirstPass {
-    /// Plain literals (case variants spelled out); may be empty.
+    /// Fingerprints: ASCII lower case, at most `FINGERPRINT` bytes, none
+    /// containing another; may be empty.
     pub floating: Vec<Vec<u8>>,
     /// Line starts that make a line a candidate.
     pub starts: LineStarts,
 }
 
-/// 65,536 bits: bit `a << 8 | b` set when a line starting with the
-/// (ASCII-lower-cased) bytes `a b` is a candidate.
+/// Bytes of a literal kept as its fingerprint: the most selective window
+/// of a required string is enough to name candidate lines (the combined
+/// regex checks them), and short fingerprints share SIMD buckets well.
+pub const FINGERPRINT: usize = 4;
+
+/// 65,536 bits per table: bit `a << 8 | b` set when a line starting with
+/// the (ASCII-lower-cased) bytes `a b` is a candidate; `indented` is looked
+/// up after a line's leading blanks.
 #[derive(Debug, Clone)]
-pub struct LineStarts(Vec<u64>);
+pub struct LineStarts {
+    at: Vec<u64>,
+    indented: Vec<u64>,
+}
+
+/// Blanks a line may start with before an indented start.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\x0b' | b'\x0c' | b'\r')
+}
 
 impl LineStarts {
     fn new() -> LineStarts {
-        LineStarts(vec![0u64; 1024])
+        LineStarts { at: vec![0u64; 1024], indented: vec![0u64; 1024] }
     }
 
     fn key(a: u8, b: u8) -> usize {
         (a.to_ascii_lowercase() as usize) << 8 | b.to_ascii_lowercase() as usize
     }
 
-    fn set(&mut self, a: u8, b: u8) {
-        let k = LineStarts::key(a, b);
-        self.0[k >> 6] |= 1 << (k & 63);
+    fn set(table: &mut [u64], a: u8, b: Option<u8>) {
+        let mut one = |b: u8| {
+            let k = LineStarts::key(a, b);
+            table[k >> 6] |= 1 << (k & 63);
+        };
+        match b {
+            Some(b) => one(b),
+            None => (0..=255u8).for_each(one),
+        }
+    }
+
+    fn get(table: &[u64], line: &[u8]) -> bool {
+        let k = LineStarts::key(line.first().copied().unwrap_or(0), line.get(1).copied().unwrap_or(0));
+        table[k >> 6] >> (k & 63) & 1 == 1
+    }
+
+    /// No line is a candidate by its start.
+    pub fn empty() -> LineStarts {
+        LineStarts::new()
+    }
+
+    /// Lines starting with `a b` (ASCII case ignored) are candidates;
+    /// `indented` after leading blanks.
+    pub fn add(&mut self, a: u8, b: u8, indented: bool) {
+        LineStarts::set(if indented { &mut self.indented } else { &mut self.at }, a, Some(b));
+    }
+
+    /// Whether a candidate line can start with the byte `c`.
+    pub fn may_start(&self, c: u8) -> bool {
+        let row = |t: &[u64], a: u8| {
+            let k = (a.to_ascii_lowercase() as usize) << 8;
+            t[k >> 6..(k >> 6) + 4].iter().any(|&w| w != 0)
+        };
+        row(&self.at, c) || (is_blank(c) && self.indented.iter().any(|&w| w != 0))
     }
 
     /// Whether a line starting with `line` can be a candidate by its start.
     pub fn contains(&self, line: &[u8]) -> bool {
-        let k = LineStarts::key(line.first().copied().unwrap_or(0), line.get(1).copied().unwrap_or(0));
-        self.0[k >> 6] >> (k & 63) & 1 == 1
+        if LineStarts::get(&self.at, line) {
+            return true;
+        }
+        match line.iter().position(|&b| !is_blank(b)) {
+            Some(0) | None => false,
+            Some(i) => LineStarts::get(&self.indented, &line[i..]),
+        }
     }
 }
 
+/// Where a pattern anchored at the line start can begin.
+#[derive(Default)]
+struct Keys {
+    at: Vec<(u8, Option<u8>)>,
+    indented: Vec<(u8, Option<u8>)>,
+}
+
+/// The line-start keys of `h` when every match of it starts at a line's
+/// start (after blanks, maybe after colour codes, which make a line a
+/// candidate on their own: see `Classifier`).
+fn line_keys(h: &Hir, keys: &mut Keys) -> bool {
+    match h.kind() {
+        HirKind::Capture(c) => line_keys(&c.sub, keys),
+        HirKind::Alternation(xs) => xs.iter().all(|x| line_keys(x, keys)),
+        HirKind::Concat(xs) => {
+            if !matches!(xs.first().map(Hir::kind), Some(HirKind::Look(Look::StartLF | Look::StartCRLF))) {
+                return false;
+            }
+            let mut rest = &xs[1..];
+            let (mut at, mut indented) = (true, false);
+            while let Some((x, more)) = rest.split_first() {
+                match x.kind() {
+                    HirKind::Repetition(r) if r.min == 0 && needs_escape(&r.sub) => {}
+                    HirKind::Repetition(r) if blank_class(&r.sub) && !indented => {
+                        indented = true;
+                        at = r.min == 0;
+                    }
+                    _ => break,
+                }
+                rest = more;
+            }
+            let Some(strings) = prefix_strings(rest) else { return false };
+            for s in strings {
+                let lead = s.iter().take_while(|&&b| is_blank(b)).count();
+                let t = &s[lead..];
+                // A line start of one known byte (`^\d+ tests`) would make
+                // every line starting with it a candidate: the pattern's
+                // required literal names fewer.
+                let (Some(&a), Some(&b)) = (t.first(), t.get(1)) else { return false };
+                let key = (a, Some(b));
+                if lead > 0 || indented {
+                    keys.indented.push(key);
+                }
+                if lead == 0 && at {
+                    keys.at.push(key);
+                }
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Whether every match of `h` contains an escape byte.
+fn needs_escape(h: &Hir) -> bool {
+    required(h).is_some_and(|v| v.iter().all(|l| l.0.iter().any(|&(b, _)| b == 0x1b)))
+}
+
+/// Whether `h` is a class of blanks only (`\s`, `[ \t]`, ` `).
+fn blank_class(h: &Hir) -> bool {
+    match h.kind() {
+        HirKind::Literal(l) => l.0.len() == 1 && is_blank(l.0[0]),
+        HirKind::Class(Class::Bytes(c)) => {
+            c.ranges().iter().all(|r| (r.start()..=r.end()).all(|b| is_blank(b) || b == b'\n'))
+        }
+        HirKind::Class(Class::Unicode(c)) => c
+            .ranges()
+            .iter()
+            .all(|r| (r.start()..=r.end()).all(|ch| ch.is_ascii() && (is_blank(ch as u8) || ch == '\n'))),
+        _ => false,
+    }
+}
+
+/// The strings a concatenation starts with, each at least two bytes long
+/// past its leading blanks where the pattern says so, or one byte when
+/// nothing exact follows it.
+fn prefix_strings(xs: &[Hir]) -> Option<Vec<Vec<u8>>> {
+    let long_enough = |v: &[Lit]| v.iter().all(|l| l.0.iter().skip_while(|&&(b, _)| is_blank(b)).count() >= 2);
+    let mut acc = vec![Lit(Vec::new())];
+    for x in xs {
+        if long_enough(&acc) {
+            break;
+        }
+        // `={3,}` starts with `==` (and nothing after it is known).
+        let (e, last) = match (exact(x), x.kind()) {
+            (Some(e), _) => (e, false),
+            (None, HirKind::Repetition(r)) if r.min >= 1 => match exact(&r.sub).and_then(|e| power(&e, r.min.min(2))) {
+                Some(e) => (e, true),
+                None => break,
+            },
+            _ => break,
+        };
+        if acc.len() * e.len() > MAX_SET {
+            break;
+        }
+        acc = acc.iter().flat_map(|a| e.iter().map(move |b| a.cat(b))).collect();
+        if last {
+            break;
+        }
+    }
+    let out: Vec<Vec<u8>> = acc.into_iter().map(|l| l.0.into_iter().map(|(b, _)| b).collect()).collect();
+    out.iter().all(|s| s.iter().any(|&b| !is_blank(b))).then_some(out)
+}
+
 /// The first pass for `patterns`, or None when one of them has no usable
-/// literal. A case-insensitive literal is searched as written in lower
-/// case, Capitalised and UPPER case (`error`, `Error`, `ERROR`): other
-/// mixes (`eRRor`) are not found by the first pass.
+/// literal. Fingerprints are matched without regard to ASCII case.
 pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
     let mut floating: Vec<Vec<u8>> = Vec::new();
     let mut starts = LineStarts::new();
     for p in patterns {
         let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).ok()?;
+        let mut keys = Keys::default();
+        if line_keys(&hir, &mut keys) {
+            keys.at.iter().for_each(|&(a, b)| LineStarts::set(&mut starts.at, a, b));
+            keys.indented.iter().for_each(|&(a, b)| LineStarts::set(&mut starts.indented, a, b));
+            continue;
+        }
         let req = required(&hir)?;
         if req.iter().any(|l| strength(l) < MIN_STRENGTH) {
             return None;
@@ -264,33 +421,92 @@ pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
         for l in req {
             if l.0.first() == Some(&(b'\n', false)) {
                 match (l.0.get(1), l.0.get(2)) {
-                    (Some(&(a, _)), Some(&(b, _))) => starts.set(a, b),
-                    (Some(&(a, _)), None) => (0..=255u8).for_each(|b| starts.set(a, b)),
+                    (Some(&(a, _)), b) => LineStarts::set(&mut starts.at, a, b.map(|&(b, _)| b)),
                     _ => return None,
                 }
                 continue;
             }
-            let lower: Vec<u8> = l.0.iter().map(|&(b, ci)| if ci { b.to_ascii_lowercase() } else { b }).collect();
-            floating.push(lower.clone());
-            if l.0.iter().any(|&(_, ci)| ci) {
-                let upper: Vec<u8> = l.0.iter().map(|&(b, ci)| if ci { b.to_ascii_uppercase() } else { b }).collect();
-                let mut cap = lower.clone();
-                if let Some(i) = l.0.iter().position(|&(b, ci)| ci && b.is_ascii_alphabetic()) {
-                    cap[i] = cap[i].to_ascii_uppercase();
-                }
-                floating.push(upper);
-                floating.push(cap);
+            floating.push(l.0.iter().map(|&(b, _)| b.to_ascii_lowercase()).collect());
+        }
+    }
+    Some(FirstPass { floating: cover(&floating), starts })
+}
+
+/// Roughly how often a byte is seen in lower-cased text (logs, prose,
+/// code): the fingerprint chosen for a literal is its rarest window.
+pub fn frequency(b: u8) -> f64 {
+    match b {
+        b' ' => 0.14,
+        b'e' => 0.09,
+        b't' => 0.07,
+        b'a' | b'o' => 0.065,
+        b'i' | b'n' => 0.06,
+        b's' | b'r' => 0.055,
+        b'h' | b'l' => 0.035,
+        b'd' | b'c' => 0.03,
+        b'u' | b'm' => 0.025,
+        b'f' | b'p' | b'g' => 0.018,
+        b'w' | b'y' | b'b' => 0.013,
+        b'v' | b'k' => 0.008,
+        b'a'..=b'z' => 0.002,
+        b'0'..=b'9' | b'.' => 0.01,
+        // Control bytes appear only through `\s` classes, in many
+        // variants: a window holding one covers little.
+        0..=0x1f => 0.01,
+        b',' | b':' | b'-' | b'/' => 0.006,
+        0xc0..=0xff => 0.03,
+        0x80..=0xbf => 0.01,
+        _ => 0.003,
+    }
+}
+
+/// Fingerprints for `lits` (lower-cased): each literal contains one, and
+/// together they are few and rare. Greedy weighted set cover: the window
+/// (`FINGERPRINT` bytes, or a whole shorter literal) with the lowest
+/// frequency per literal it newly covers is taken until all are covered,
+/// so `error:`, `errors` and `[error]` share `erro`.
+fn cover(lits: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut lits: Vec<&[u8]> = lits.iter().map(Vec::as_slice).filter(|l| !l.is_empty()).collect();
+    lits.sort();
+    lits.dedup();
+    let words = lits.len().div_ceil(64);
+    let mut candidates: std::collections::HashMap<&[u8], Vec<u64>> = std::collections::HashMap::new();
+    for (i, l) in lits.iter().enumerate() {
+        let width = l.len().min(FINGERPRINT);
+        for w in l.windows(width) {
+            candidates.entry(w).or_insert_with(|| vec![0; words])[i / 64] |= 1 << (i % 64);
+        }
+    }
+    // A short window covers every literal that contains it.
+    for (w, set) in candidates.iter_mut().filter(|(w, _)| w.len() < FINGERPRINT) {
+        for (i, l) in lits.iter().enumerate() {
+            if l.windows(w.len()).any(|x| x == *w) {
+                set[i / 64] |= 1 << (i % 64);
             }
         }
     }
-    let mut best = minimal(&floating, usize::MAX);
-    for k in (6..=8).rev() {
-        if best.len() <= MAX_LITERALS {
-            break;
+    let mut candidates: Vec<(&[u8], Vec<u64>, f64)> =
+        candidates.into_iter().map(|(w, set)| (w, set, w.iter().map(|&b| frequency(b)).product())).collect();
+    candidates.sort_by(|a, b| a.0.cmp(b.0));
+    let mut uncovered: Vec<u64> =
+        (0..words).map(|k| if (k + 1) * 64 <= lits.len() { !0 } else { (1u64 << (lits.len() % 64)) - 1 }).collect();
+    let mut out = Vec::new();
+    while uncovered.iter().any(|&w| w != 0) {
+        let gain = |set: &[u64]| set.iter().zip(&uncovered).map(|(a, b)| (a & b).count_ones()).sum::<u32>();
+        let best = candidates
+            .iter()
+            .filter_map(|(w, set, f)| {
+                let g = gain(set);
+                (g > 0).then(|| (f / g as f64, *w, set))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("every literal has its own windows");
+        out.push(best.1.to_vec());
+        for (u, s) in uncovered.iter_mut().zip(best.2) {
+            *u &= !s;
         }
-        best = minimal(&floating, k);
     }
-    Some(FirstPass { floating: best, starts })
+    out
 }
 
 /// The literals of [`first_pass`] as one regex string (tests).
@@ -302,30 +518,6 @@ pub fn prefilter(patterns: &[String]) -> Option<String> {
     })
 }
 
-/// The literals cut to `k` bytes (at a character boundary), without
-/// duplicates or strings that contain a shorter one.
-fn minimal(all: &[Vec<u8>], k: usize) -> Vec<Vec<u8>> {
-    let mut cut: Vec<Vec<u8>> = all
-        .iter()
-        .map(|l| {
-            let mut n = l.len().min(k);
-            while n < l.len() && n > 0 && (l[n] as i8) < -64 {
-                n += 1;
-            }
-            l[..n].to_vec()
-        })
-        .collect();
-    cut.sort_by_key(|l| l.len());
-    cut.dedup();
-    let mut kept: Vec<Vec<u8>> = Vec::new();
-    for l in cut {
-        if !kept.iter().any(|k| l.windows(k.len()).any(|w| w == &k[..])) {
-            kept.push(l);
-        }
-    }
-    kept
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,22 +527,43 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_longest_required_string() {
-        assert_eq!(
-            lits(r"(?-u:^\S+:\d+:(?:\d+:)? (?:fatal )?error: )").as_deref(),
-            Some(r"\x20\x65\x72\x72\x6f\x72\x3a\x20")
-        );
-        assert_eq!(
-            lits(r"(?-u:(?i)\bfailed\b)").as_deref(),
-            Some(r"\x66\x61\x69\x6c\x65\x64|\x46\x41\x49\x4c\x45\x44|\x46\x61\x69\x6c\x65\x64")
-        );
-        let f = first_pass(&[r"(?m)(?-u:^E {3})".to_string()]).unwrap();
-        assert!(f.floating.is_empty());
-        assert!(f.starts.contains(b"E       assert 1 == 2"));
-        assert!(!f.starts.contains(b"2026-12-02 INFO"));
+    fn fingerprints_are_rare_windows_of_required_strings() {
+        // ` error: ` is required; its rarest four bytes are `ror:`.
+        assert_eq!(lits(r"(?-u:^\S+:\d+:(?:\d+:)? (?:fatal )?error: )").as_deref(), Some(r"\x72\x6f\x72\x3a"));
+        // Case variants share one fingerprint (the search ignores case).
+        assert_eq!(lits(r"(?-u:(?i)\bfailed\b)").as_deref(), Some(r"\x66\x61\x69\x6c"));
+        // One window covers literals that share it.
+        let f = first_pass(&[r"(?-u:warning\b)".to_string(), r"(?-u:\d+ warnings)".to_string()]).unwrap();
+        assert_eq!(f.floating.len(), 1, "{:?}", f.floating);
         assert!(lits(r"(?-u:^\s+\d+)").is_none());
         assert!(lits(r"(?-u:ab)").is_none(), "too weak");
         assert!(lits(r"(?-u:(?:=+ )?.*in [\d.]+s)").is_none(), "too weak: `in `");
+    }
+
+    #[test]
+    fn anchored_patterns_become_line_starts() {
+        let starts = |p: &str| {
+            let f = first_pass(&[p.to_string()]).unwrap();
+            assert!(f.floating.is_empty(), "{p}: {:?}", f.floating);
+            f.starts
+        };
+        let e = starts(r"(?m)(?-u:^E {3})");
+        assert!(e.contains(b"E       assert 1 == 2"));
+        assert!(!e.contains(b"2026-12-02 INFO"));
+        // Indented: after any blanks, not at the very start.
+        let c = starts(r"(?m)(?-u:^\s+(?:Compiling|Checking) \S)");
+        assert!(c.contains(b"   Compiling foo v0.1.0"));
+        assert!(c.contains(b"\tchecking"));
+        assert!(!c.contains(b"Compiling"));
+        assert!(!c.contains(b"   Running"));
+        let both = starts(r"(?m)(?-u:^ *at )");
+        assert!(both.contains(b"at x") && both.contains(b"    at x"));
+        // `={3,}` starts with `==`; colour codes before a start are allowed.
+        assert!(starts(r"(?m)(?-u:^={3,} FAILURES)").contains(b"=== FAILURES ==="));
+        assert!(starts(r"(?m)(?-u:^(?:\x1b\[[0-9;]*m)*error\[)").contains(b"error[E0308]"));
+        // One known byte is too little: the required literal is used.
+        let f = first_pass(&[r"(?m)(?-u:^\d+ tests completed)".to_string()]).unwrap();
+        assert!(!f.floating.is_empty());
     }
 }
 
@@ -400,5 +613,33 @@ mod probe {
             "bench line hit: {:?}",
             re.find(line).map(|m| String::from_utf8_lossy(&line[m.start()..m.end()]).into_owned())
         );
+    }
+}
+#[cfg(test)]
+mod probe2 {
+    #[test]
+    #[ignore]
+    fn print_floating_per_pattern() {
+        let all = crate::family::spec::embedded();
+        for f in &all {
+            for p in
+                f.detect.iter().chain(f.signal.iter().map(|s| &s.pattern)).chain(f.verdict.iter().map(|v| &v.pattern))
+            {
+                let src = crate::family::anchors::contract_lines(
+                    &format!("(?mR)(?-u:{})", p.replace("{A}", r"(?:\x1b\[[0-9;]*m)*")),
+                    false,
+                )
+                .unwrap();
+                let fp = super::first_pass(std::slice::from_ref(&src)).unwrap();
+                if !fp.floating.is_empty() {
+                    println!(
+                        "{:>10} {:60} {:?}",
+                        f.name,
+                        p,
+                        fp.floating.iter().map(|l| String::from_utf8_lossy(l).into_owned()).collect::<Vec<_>>()
+                    );
+                }
+            }
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod anchors;
 pub mod classify;
 pub mod literals;
 pub mod spec;
+pub mod teddy;
 
 pub use classify::{Classifier, LineClass, Severity, Tally};
 pub use spec::{load_all, FamilySpec};

@@ -105,8 +105,9 @@ pub struct Scanner {
     open: OpenLine,
     tail: TailRing,
     signals: SignalKeeper,
-    /// `cfg.signal`, shared so a region search can hold it while lines are
-    /// handed to `visit` (one cache pool for the whole run).
+    /// What lines are searched with: `cfg.signal`, or the classifier's
+    /// combined regex; shared so a region search can hold it while lines
+    /// are handed to `visit` (one cache pool for the whole run).
     signal: Arc<Regex>,
     /// The first pass that names candidate lines (families only); only
     /// they are matched against `signal`.
@@ -182,8 +183,7 @@ impl Scanner {
     /// the first `feed`.
     pub fn set_classifier(&mut self, classifier: Arc<Classifier>) {
         debug_assert_eq!(self.bytes, 0, "set_classifier after feed");
-        self.cfg.signal = classifier.prefilter().clone();
-        self.signal = Arc::new(classifier.prefilter().clone());
+        self.signal = classifier.prefilter_shared();
         self.literal = classifier.literal_prefilter().map(|l| Arc::new(l.clone()));
         let tally = classifier.tally();
         self.families = Some(Families { classifier, tally, block: None, first_error_location: None });
@@ -283,7 +283,7 @@ impl Scanner {
             let mut hay = std::mem::take(&mut o.overlap);
             let context = hay.len().min(4);
             hay.extend_from_slice(content);
-            o.matched = match_clear_of_end(&self.cfg.signal, &hay, context);
+            o.matched = match_clear_of_end(&self.signal, &hay, context);
             push_last(&mut hay, &[], OVERLAP);
             self.open.overlap = hay;
         } else {
@@ -298,7 +298,7 @@ impl Scanner {
     fn spill_open_over_cap(&mut self) {
         let piece = self.cfg.open_piece();
         let o = &mut self.open;
-        o.matched = match_clear_of_end(&self.cfg.signal, &o.buf, 0);
+        o.matched = match_clear_of_end(&self.signal, &o.buf, 0);
         o.over_cap = true;
         o.suffix.clear();
         push_last(&mut o.suffix, &o.buf, piece);
@@ -331,7 +331,7 @@ impl Scanner {
             LineBody::Whole(&o.buf)
         };
         let matched = if !o.over_cap {
-            self.cfg.signal.is_match(&o.buf)
+            self.signal.is_match(&o.buf)
         } else if o.matched {
             true
         } else {
@@ -339,7 +339,7 @@ impl Scanner {
             let end =
                 if terminated && has_cr { &o.overlap[..o.overlap.len().saturating_sub(1)] } else { &o.overlap[..] };
             let context = end.len().min(4);
-            self.cfg.signal.find_at(end, context).is_some()
+            self.signal.find_at(end, context).is_some()
         };
         self.visit(lineno, body, matched);
         if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
@@ -408,9 +408,10 @@ impl Scanner {
     }
 
     /// The family scan of a region: candidate lines are those holding one
-    /// of the first pass's literals (SIMD search over the whole region) or
-    /// starting with bytes a line-start literal can begin (a table lookup
-    /// per line); only they are matched against the combined regex.
+    /// of the first pass's fingerprints or starting with bytes a line-start
+    /// literal can begin (one SIMD pass over the whole region, see
+    /// `family::teddy`), and lines holding an escape byte; only they are
+    /// matched against the combined regex.
     fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass) {
         let re = Arc::clone(&self.signal);
         let mut cands = std::mem::take(&mut self.candidates);
@@ -418,14 +419,21 @@ impl Scanner {
         if fp.starts_candidate(region) {
             cands.push(0);
         }
-        for nl in memchr_iter(b'\n', region) {
-            let s = nl + 1;
-            if s < region.len() && fp.starts_candidate(&region[s..]) {
-                cands.push(s);
+        // Colour codes can split any literal: a line holding an escape
+        // byte is a candidate.
+        cands.extend(memchr_iter(0x1b, region).map(|at| memrchr(b'\n', &region[..at]).map_or(0, |k| k + 1)));
+        let anchored = cands.len();
+        // One candidate per line: after a hit the search goes on from the
+        // next line.
+        let mut at = 0;
+        while let Some(hit) = fp.find(region, at) {
+            let start = memrchr(b'\n', &region[at..hit]).map_or(at, |k| at + k + 1);
+            cands.push(start);
+            match memchr(b'\n', &region[hit..]) {
+                Some(k) => at = hit + k + 1,
+                None => break,
             }
         }
-        let anchored = cands.len();
-        fp.floating.for_each_start(region, |at| cands.push(memrchr(b'\n', &region[..at]).map_or(0, |k| k + 1)));
         if anchored > 0 && cands.len() > anchored {
             cands.sort_unstable();
         }

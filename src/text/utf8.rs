@@ -19,6 +19,36 @@ pub fn count_lead_bytes(bytes: &[u8]) -> u64 {
 /// answers "is this binary?" for free.
 #[inline]
 pub fn count_lead_bytes_and_nul(bytes: &[u8]) -> (u64, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= 64 && std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was detected at run time.
+        return unsafe { count_avx2(bytes) };
+    }
+    count_swar(bytes)
+}
+
+/// `count_lead_bytes_and_nul`, 32 bytes an instruction: a continuation
+/// byte is one below -64 as a signed byte.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn count_avx2(bytes: &[u8]) -> (u64, bool) {
+    use std::arch::x86_64::*;
+    let limit = _mm256_set1_epi8(-64);
+    let zero = _mm256_setzero_si256();
+    let mut cont = 0u64;
+    let mut nul = zero;
+    let mut words = bytes.chunks_exact(32);
+    for w in words.by_ref() {
+        let v = _mm256_loadu_si256(w.as_ptr() as *const __m256i);
+        cont += (_mm256_movemask_epi8(_mm256_cmpgt_epi8(limit, v)) as u32).count_ones() as u64;
+        nul = _mm256_or_si256(nul, _mm256_cmpeq_epi8(v, zero));
+    }
+    let (rest_chars, rest_nul) = count_swar(words.remainder());
+    let words_len = (bytes.len() - words.remainder().len()) as u64;
+    (words_len - cont + rest_chars, rest_nul || _mm256_movemask_epi8(nul) != 0)
+}
+
+fn count_swar(bytes: &[u8]) -> (u64, bool) {
     // SWAR: a continuation byte is 0b10xx_xxxx, i.e. bit 7 set and bit 6
     // clear; shifting left by one lines bit 6 up under bit 7 of each byte.
     // A zero byte is found with the classic (x - 0x01..) & !x & 0x80.. test.
@@ -231,6 +261,28 @@ mod tests {
         c.feed(&[b'a'; 100]);
         c.feed("é\u{1}".as_bytes());
         assert!(!c.saw_nul());
+    }
+
+    #[test]
+    fn simd_and_word_counts_agree() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for len in [0usize, 31, 32, 63, 64, 65, 96, 127, 300, 1000] {
+            for _ in 0..30 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        rng ^= rng << 13;
+                        rng ^= rng >> 7;
+                        rng ^= rng << 17;
+                        // Mostly text, some continuation bytes, rarely NUL.
+                        [b'a', 0x80, 0xbf, 0xc3, 0xe3, b'\n', 0x7f, 0xff, b'z', (rng >> 40) as u8][(rng % 10) as usize]
+                    })
+                    .collect();
+                assert_eq!(count_lead_bytes_and_nul(&bytes), count_swar(&bytes), "{bytes:?}");
+            }
+        }
+        let mut nul_late = vec![b'x'; 200];
+        nul_late[150] = 0;
+        assert_eq!(count_lead_bytes_and_nul(&nul_late), (200, true));
     }
 
     #[test]
