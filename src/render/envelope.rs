@@ -27,7 +27,7 @@ use crate::render::facts::RunFacts;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
-use crate::stream::signal::SIGNAL_LINE_CHARS;
+use crate::stream::signal::{shape as signal_shape, Group, SignalKeeper, SIGNAL_LINE_CHARS};
 use crate::text::sanitize::{display, is_unsafe_char, Display};
 use crate::text::shorten::{cut_marker, shorten_text};
 
@@ -183,16 +183,7 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     // smaller than that): only those can take room from the head.
     let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
     let provisional = choose_head(sc, first_tail - 1, reserve.min(head.used)).lines.len() as u64;
-    let signals: usize = sc
-        .signals
-        .by_priority()
-        .into_iter()
-        .filter(|l| l.lineno > provisional && l.lineno < first_tail)
-        .filter_map(|l| {
-            let (_, chars, _) = fit_or_shorten(l.body(), SIGNAL_LINE_CHARS, false)?;
-            Some(format!("{}: ", l.lineno).len() + chars + 1)
-        })
-        .sum();
+    let signals = choose_signals(sc, provisional, first_tail, usize::MAX, &info.new_shapes).used;
     let lines = (head.used + tail_cost + signals + head_min).max(2 * (MIN_LINE_ROOM + 1));
     // The fixed parts grow with the budget's digits: settle in a few steps.
     let mut n = lines;
@@ -252,7 +243,7 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
         + head_marker(sc.lines, b.budget as u64).chars().count()
         + gap_marker(sc.lines, sc.lines).chars().count()
         + signal_marker(hits, hits).chars().count()
-        + if hits > 0 { omitted_marker(hits).chars().count() } else { 0 }
+        + if hits > 0 { omitted_marker(hits, sc.signals).chars().count() } else { 0 }
         + tail_marker(asked, asked).chars().count()
 }
 
@@ -312,24 +303,29 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let h = head.lines.len() as u64;
     sigs.entries.retain(|e| e.0 > h);
 
-    let in_head = head
-        .lines
-        .iter()
-        .enumerate()
-        .filter(|(i, l)| {
-            let lineno = *i as u64 + 1;
-            // The keeper knows the first hits exactly (with family
-            // knowledge the regex alone would also match verdict lines).
-            match sc.signals.is_early_hit(lineno) {
-                Some(hit) => hit,
-                None if l.cut => sc.signals.first_lineno() == Some(lineno),
-                None => signal.is_match(&l.raw),
-            }
-        })
-        .count() as u64;
-    let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
-    let in_tail = tail.lines.iter().filter(|l| recent.contains(&l.0)).count() as u64;
-    let shown_signals = sigs.entries.len() as u64 + in_head + in_tail;
+    // S, the signal lines shown, counts each hit at most once: every line
+    // of a group whose count is printed, plus the other signal lines that
+    // are visible (in the head, listed, in the tail). K = M - S.
+    let head_hits = head.lines.iter().enumerate().filter_map(|(i, l)| {
+        let lineno = i as u64 + 1;
+        // The keeper knows the first hits exactly (with family
+        // knowledge the regex alone would also match verdict lines).
+        let hit = match sc.signals.is_early_hit(lineno) {
+            Some(hit) => hit,
+            None if l.cut => sc.signals.first_lineno() == Some(lineno),
+            None => signal.is_match(&l.raw),
+        };
+        let first_shape = || sc.signals.first().map_or(0, |k| signal_shape(k.line.body()));
+        hit.then(|| if l.cut { first_shape() } else { signal_shape(LineBody::Whole(&l.raw)) })
+    });
+    let recent: std::collections::HashMap<u64, u64> =
+        sc.signals.recent().map(|k| (k.line.lineno, signal_shape(k.line.body()))).collect();
+    let tail_hits = tail.lines.iter().filter_map(|l| recent.get(&l.0).copied());
+    let listed = sigs.shapes.iter().filter(|e| e.0 > h);
+    let grouped: std::collections::HashSet<u64> = listed.clone().filter(|e| e.2).map(|e| e.1).collect();
+    let represented: u64 = grouped.iter().filter_map(|sh| sc.signals.group(*sh)).map(|g| g.count).sum();
+    let visible = head_hits.chain(listed.map(|e| e.1)).chain(tail_hits);
+    let shown_signals = represented + visible.filter(|sh| !grouped.contains(sh)).count() as u64;
     let ansi = head.ansi + tail.ansi + sigs.ansi;
 
     let shown = Shown {
@@ -357,7 +353,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
         out.push_str(text);
     }
     if shown_signals < hits {
-        out.push_str(&omitted_marker(hits - shown_signals));
+        out.push_str(&omitted_marker(hits - shown_signals, sc.signals));
     }
     out.push_str(&tail_marker(tail.lines.len() as u64, asked));
     for l in &tail.lines {
@@ -462,12 +458,22 @@ fn gap_marker(from: u64, to: u64) -> String {
     format!("--- lines {from}-{to} not shown ({} lines) ---\n", to + 1 - from)
 }
 
+/// S of M: M hits in the whole input; S of them shown or represented (see
+/// `render_with`).
 fn signal_marker(shown: u64, hits: u64) -> String {
     format!("--- signal lines ({shown} of {hits} shown) ---\n")
 }
 
-fn omitted_marker(k: u64) -> String {
-    format!("--- {k} more signal lines omitted; read full_output ---\n")
+/// K = M - S (see `render_with`). Hits of shapes first seen once the group
+/// table was full are said, since no count represents them.
+fn omitted_marker(k: u64, signals: &SignalKeeper) -> String {
+    match signals.ungrouped() {
+        0 => format!("--- {k} more signal lines omitted; read full_output ---\n"),
+        u => format!(
+            "--- {k} more signal lines omitted; read full_output ({u} signal lines have shapes past the first {} and are not grouped) ---\n",
+            signals.groups_cap()
+        ),
+    }
 }
 
 fn tail_marker(shown: u64, asked: u64) -> String {
@@ -569,35 +575,45 @@ struct Signals {
     entries: Vec<(u64, String)>,
     used: usize,
     ansi: u64,
+    /// Per entry: its line, its shape, and whether it carries its group's
+    /// count (then it stands for every line of that shape).
+    shapes: Vec<(u64, u64, bool)>,
 }
 
 /// Kept signal lines between the head and the tail, in priority order
-/// (errors first), while they fit; then, with the room left, the lines of
-/// their blocks: first up to the line that names the location, then the
-/// rest. A block line is printed `LINENO- TEXT` (grep's context style).
+/// (errors first; see `SignalKeeper::kept_between`), while they fit; the
+/// first listed line of a shape seen more than once carries its group's
+/// count and line numbers. Then, with the room left, the lines of their
+/// blocks: first up to the line that names the location, then the rest. A
+/// block line is printed `LINENO- TEXT` (grep's context style).
 fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes: &[u64]) -> Signals {
-    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0 };
+    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0, shapes: Vec::new() };
     let mut placed: Vec<(&crate::stream::signal::Kept, String, Vec<String>)> = Vec::new();
-    let mut order = sc.signals.kept_by_priority();
+    let mut order = sc.signals.kept_between(after, before);
     // What is new since the previous run goes first (stable: the rest keep
     // their priority order).
     if !new_shapes.is_empty() {
-        order.sort_by_key(|k| !new_shapes.contains(&crate::stream::signal::shape(k.line.body())));
+        order.sort_by_key(|k| !new_shapes.contains(&signal_shape(k.line.body())));
     }
+    let mut grouped = std::collections::HashSet::new();
     for k in order {
         let line = &k.line;
-        if line.lineno <= after || line.lineno >= before {
-            continue;
-        }
+        let sh = signal_shape(line.body());
+        let group = sc.signals.group(sh).filter(|g| g.count > 1 && !grouped.contains(&sh));
         let prefix = format!("{}: ", line.lineno);
         let Some((text, chars, ansi)) = fit_or_shorten(line.body(), SIGNAL_LINE_CHARS, false) else { continue };
-        let cost = prefix.len() + chars + 1;
+        let note = group.map(group_note).unwrap_or_default();
+        let cost = prefix.len() + chars + note.chars().count() + 1;
         if s.used + cost > room {
             continue;
         }
         s.used += cost;
         s.ansi += ansi;
-        placed.push((k, format!("{prefix}{text}\n"), Vec::new()));
+        if group.is_some() {
+            grouped.insert(sh);
+        }
+        s.shapes.push((line.lineno, sh, group.is_some()));
+        placed.push((k, format!("{prefix}{text}{note}\n"), Vec::new()));
     }
     // Block lines: to the location first, then the rest, entry by entry.
     for pass in 0..2 {
@@ -704,4 +720,26 @@ fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize
     s.push_str(stext);
     let chars = pdisp + marker.chars().count() + sdisp;
     (s, chars, (pd.ansi_stripped + sd.ansi_stripped) as u64)
+}
+
+/// What a group's listed line adds: ` [× N: lines A, B, C, …, Z]`, the
+/// count of its shape in the whole input, its first line numbers and its
+/// last.
+fn group_note(g: &Group) -> String {
+    let mut s = format!(" [× {}: lines ", g.count);
+    for (i, l) in g.first_linenos.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{l}");
+    }
+    let last = g.last_lineno();
+    if g.count > g.first_linenos.len() as u64 + 1 {
+        s.push_str(", …");
+    }
+    if !g.first_linenos.contains(&last) {
+        let _ = write!(s, ", {last}");
+    }
+    s.push(']');
+    s
 }
