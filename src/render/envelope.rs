@@ -241,7 +241,7 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     header_block(sc, b, info, worst).chars().count()
         + notes_len
         + head_marker(sc.lines, b.budget as u64).chars().count()
-        + gap_marker(sc.lines, sc.lines).chars().count()
+        + gap_room(sc, b.budget)
         + signal_marker(hits, hits).chars().count()
         + if hits > 0 { omitted_marker(hits, sc.signals).chars().count() } else { 0 }
         + tail_marker(asked, asked).chars().count()
@@ -345,7 +345,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
         out.push('\n');
     }
     if first_tail > h + 1 {
-        out.push_str(&gap_marker(h + 1, first_tail - 1));
+        out.push_str(&gap_marker(sc, h + 1, first_tail - 1, gap_room(sc, b.budget)));
     }
     out.push_str(&signal_marker(shown_signals, hits));
     sigs.entries.sort_by_key(|e| e.0);
@@ -454,8 +454,40 @@ fn head_marker(lines: u64, chars: u64) -> String {
     format!("--- head {lines} lines ({chars} chars) ---\n")
 }
 
-fn gap_marker(from: u64, to: u64) -> String {
-    format!("--- lines {from}-{to} not shown ({} lines) ---\n", to + 1 - from)
+/// `--- lines A-B not shown (N lines) ---`, and when `max_chars` leaves
+/// room, what the gap holds: its most frequent line shapes with their
+/// counts, `(N lines): 2955 × "Compiling crate# v#.#.#", ≈12 × "…" ---`,
+/// as many as fit in `max_chars` (the plain marker is returned whole even
+/// when longer). `≈` marks a count that is estimated (see `gap_counts`).
+pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String {
+    let n = to + 1 - from;
+    let open = format!("--- lines {from}-{to} not shown ({n} lines)");
+    let plain = format!("{open} ---\n");
+    let mut len = plain.chars().count();
+    if max_chars <= len {
+        return plain;
+    }
+    let mut items = String::new();
+    for c in gap_counts(sc, from, to) {
+        if c.count < 1.5 {
+            break;
+        }
+        let text = display(&crate::text::shape::bytes(&c.example)).text;
+        let text = shorten_text(text.trim(), GAP_SHAPE_CHARS);
+        let item = format!(
+            "{}{}{:.0} × \"{text}\"",
+            if items.is_empty() { ": " } else { ", " },
+            if c.exact { "" } else { "≈" },
+            c.count
+        );
+        let item_len = item.chars().count();
+        if len + item_len > max_chars {
+            break;
+        }
+        len += item_len;
+        items.push_str(&item);
+    }
+    format!("{open}{items} ---\n")
 }
 
 /// S of M: M hits in the whole input; S of them shown or represented (see
@@ -743,3 +775,77 @@ fn group_note(g: &Group) -> String {
     s.push(']');
     s
 }
+
+/// Characters a shape may take in the gap marker.
+const GAP_SHAPE_CHARS: usize = 60;
+
+/// A shape's count in the gap, for the gap marker.
+struct GapCount {
+    count: f64,
+    exact: bool,
+    example: Vec<u8>,
+}
+
+/// The gap's line shapes, most frequent first: the scanner's summary of
+/// the lines past the head arena (`stream::gap`), less the shown lines it
+/// counted (line 1 when it ran past the arena, the tail), plus the arena's
+/// own lines inside the gap, counted here exactly. A count is exact when
+/// the summary's is (no sampling, no Space-Saving error); otherwise it is
+/// an estimate, and a tail line is subtracted as the one line it is
+/// expected to have counted for.
+fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
+    use crate::stream::gap::line_shape;
+    let mut counts: Vec<(u64, GapCount)> = sc
+        .gap
+        .entries()
+        .iter()
+        .map(|e| (e.shape, GapCount { count: e.count, exact: e.exact(), example: e.example.clone() }))
+        .collect();
+    // Lines wholly inside the arena: the summary did not see them.
+    let mut arena_lines = 0u64;
+    let mut rest = sc.head;
+    while !rest.is_empty() {
+        let (line, complete) = match memchr::memchr(b'\n', rest) {
+            Some(k) => (&rest[..k], true),
+            None => (rest, sc.head_is_all),
+        };
+        rest = &rest[(line.len() + 1).min(rest.len())..];
+        if !complete {
+            break;
+        }
+        arena_lines += 1;
+        if arena_lines < from || arena_lines > to {
+            continue;
+        }
+        let line = crate::stream::tail::strip_cr(line);
+        let sh = line_shape(line);
+        match counts.iter_mut().find(|c| c.0 == sh) {
+            Some(c) => c.1.count += 1.0,
+            None => counts.push((sh, GapCount { count: 1.0, exact: true, example: line.to_vec() })),
+        }
+    }
+    let prefix = |body: LineBody<'_>| match body {
+        LineBody::Whole(b) => line_shape(b),
+        LineBody::Cut { prefix, .. } => line_shape(prefix),
+    };
+    let first = sc.first_line.filter(|_| arena_lines == 0 && from > 1).map(|l| prefix(l.body()));
+    let tail = sc.tail.lines().filter(|l| l.lineno > to && l.lineno > arena_lines).map(|l| prefix(l.body()));
+    for sh in first.into_iter().chain(tail) {
+        if let Some(c) = counts.iter_mut().find(|c| c.0 == sh) {
+            c.1.count = (c.1.count - 1.0).max(0.0);
+        }
+    }
+    let mut out: Vec<GapCount> = counts.into_iter().map(|c| c.1).collect();
+    out.sort_by(|a, b| b.count.total_cmp(&a.count));
+    out
+}
+
+/// Characters the gap marker gets: the plain marker at its longest, or a
+/// small share of the budget for a few of the gap's shapes. (A stand-in
+/// until the budget flow gives the marker what the other parts leave.)
+fn gap_room(sc: &Scanned, budget: usize) -> usize {
+    gap_marker(sc, sc.lines, sc.lines, 0).chars().count().max((budget / 50).min(GAP_MARKER_CHARS))
+}
+
+/// Characters the gap marker with its inventory takes at most.
+const GAP_MARKER_CHARS: usize = 160;
