@@ -15,8 +15,8 @@
 //!
 //! At render time the envelope picks, in this priority: errors before
 //! warnings, and within a severity: the first hit, the few last ones, then
-//! groups (rarest shapes first) alternating with spread samples (in an
-//! order that halves the largest gap first), then the last of each shape,
+//! groups (rarest shapes first) with a spread sample after every three (in
+//! an order that halves the largest gap first), then the last of each shape,
 //! then the other recent ones; and prints the chosen ones in input order.
 //!
 //! With family knowledge (see `crate::family`) each kept line also carries
@@ -119,6 +119,8 @@ const FIRST_LINENOS: usize = 3;
 /// Spread samples kept: enough to show every part of a long input at any
 /// budget that has room for a few dozen signal lines.
 const SPREAD_CAP: usize = 64;
+/// Groups listed before each spread sample, when not all fit.
+const GROUPS_PER_SAMPLE: usize = 3;
 /// Shapes remembered in input order for the run history.
 const SHAPES_REMEMBERED: usize = 64;
 
@@ -353,15 +355,23 @@ impl SignalKeeper {
     /// Kept entries on lines after `after` and before `before`, each once,
     /// in priority order: errors first, then warnings, each in the order
     /// of the module doc. A group is represented by its first line in the
-    /// range, else its last.
+    /// range, else its last, else a spread sample of its shape.
     pub fn kept_between(&self, after: u64, before: u64) -> Vec<&Kept> {
         let inside = |k: &&Kept| k.line.lineno > after && k.line.lineno < before;
         let mut groups: Vec<&Group> = self.groups.iter().collect();
         // Rare shapes first: a frequent one is told by its count anyway.
         groups.sort_by_key(|g| (g.count, g.first.line.lineno));
-        let exemplars = groups.iter().filter_map(|g| std::iter::once(&g.first).chain(g.last.as_ref()).find(inside));
+        // A group's first line in the range, else its last, else a spread
+        // sample of its shape.
+        let sampled: Vec<(u64, &Kept)> = self.spread.iter().filter(inside).map(|k| (shape(k.line.body()), k)).collect();
+        let exemplars = groups.iter().filter_map(|g| {
+            let of_shape = sampled.iter().filter(|s| s.0 == g.shape).map(|s| s.1);
+            std::iter::once(&g.first).chain(g.last.as_ref()).filter(inside).chain(of_shape).next()
+        });
         let spread = spread_order(self.spread.len()).map(|i| &self.spread[i]);
-        let mixed = interleave(exemplars, spread);
+        // A spread sample after every few groups: groups tell the most per
+        // line, samples where in the input the hits are.
+        let mixed = interleave(exemplars, spread, GROUPS_PER_SAMPLE);
         let lasts = groups.iter().filter_map(|g| g.last.as_ref());
         let candidates = self
             .first()
@@ -377,16 +387,18 @@ impl SignalKeeper {
     }
 }
 
-/// `a` and `b` alternately, then what remains of the longer one.
+/// `per` items of `a`, then one of `b`, and so on; then what remains of
+/// either.
 fn interleave<'a>(
     a: impl Iterator<Item = &'a Kept>,
     b: impl Iterator<Item = &'a Kept>,
+    per: usize,
 ) -> impl Iterator<Item = &'a Kept> {
     let (mut a, mut b) = (a.fuse(), b.fuse());
-    let mut turn = false;
+    let mut turn = 0;
     std::iter::from_fn(move || {
-        turn = !turn;
-        if turn {
+        turn = (turn + 1) % (per + 1);
+        if turn != 0 {
             a.next().or_else(|| b.next())
         } else {
             b.next().or_else(|| a.next())
