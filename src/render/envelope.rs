@@ -468,7 +468,10 @@ pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String 
         return plain;
     }
     let mut items = String::new();
-    for c in gap_counts(sc, from, to) {
+    // A count that may be off by a large share of itself says little: a
+    // rare shape that took a frequent one's place inherits its count, and
+    // one sampled line of a rare shape counts for a whole stride.
+    for c in gap_counts(sc, from, to).into_iter().filter(|c| c.error <= c.count / 4.0) {
         if c.count < 1.5 {
             break;
         }
@@ -782,6 +785,9 @@ const GAP_SHAPE_CHARS: usize = 60;
 /// A shape's count in the gap, for the gap marker.
 struct GapCount {
     count: f64,
+    /// About how far `count` may be off: the Space-Saving bound plus one
+    /// standard error of its sampled part.
+    error: f64,
     exact: bool,
     example: Vec<u8>,
 }
@@ -799,7 +805,10 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
         .gap
         .entries()
         .iter()
-        .map(|e| (e.shape, GapCount { count: e.count, exact: e.exact(), example: e.example.clone() }))
+        .map(|e| {
+            let error = e.error + e.sampling_error();
+            (e.shape, GapCount { count: e.count, error, exact: e.exact(), example: e.example.clone() })
+        })
         .collect();
     // Lines wholly inside the arena: the summary did not see them.
     let mut arena_lines = 0u64;
@@ -821,7 +830,7 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
         let sh = line_shape(line);
         match counts.iter_mut().find(|c| c.0 == sh) {
             Some(c) => c.1.count += 1.0,
-            None => counts.push((sh, GapCount { count: 1.0, exact: true, example: line.to_vec() })),
+            None => counts.push((sh, GapCount { count: 1.0, error: 0.0, exact: true, example: line.to_vec() })),
         }
     }
     let prefix = |body: LineBody<'_>| match body {

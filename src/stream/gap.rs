@@ -42,6 +42,11 @@ pub struct Entry {
     pub error: f64,
     /// Some of the count comes from sampled points.
     pub sampled: bool,
+    /// Sampled lines counted since the entry took its place, and what they
+    /// counted for: an estimate from n samples is off by about 1/sqrt(n)
+    /// of itself, so one sample of a rare shape says little.
+    pub samples: u32,
+    pub sampled_count: f64,
     /// The first `SHAPE_BYTES` of a line of this shape.
     pub example: Vec<u8>,
 }
@@ -50,6 +55,16 @@ impl Entry {
     /// Whether the count is exact (no sampling, no inherited error).
     pub fn exact(&self) -> bool {
         !self.sampled && self.error == 0.0
+    }
+
+    /// About how far the sampled part of the count may be off (one
+    /// standard error of a count of independent samples).
+    pub fn sampling_error(&self) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            self.sampled_count / f64::from(self.samples).sqrt()
+        }
     }
 }
 
@@ -149,13 +164,17 @@ impl GapInventory {
     fn add(&mut self, line: &[u8], w: f64, sampled: bool) {
         let line = &line[..line.len().min(SHAPE_BYTES)];
         let h = line_shape(line);
+        let (samples, sampled_count) = if sampled { (1, w) } else { (0, 0.0) };
         if let Some(e) = self.table.iter_mut().find(|e| e.shape == h) {
             e.count += w;
             e.sampled |= sampled;
+            e.samples += samples;
+            e.sampled_count += sampled_count;
             return;
         }
         if self.table.len() < TABLE {
-            self.table.push(Entry { shape: h, count: w, error: 0.0, sampled, example: line.to_vec() });
+            let example = line.to_vec();
+            self.table.push(Entry { shape: h, count: w, error: 0.0, sampled, samples, sampled_count, example });
             return;
         }
         let min = self.table.iter_mut().min_by(|a, b| a.count.total_cmp(&b.count)).expect("a full table");
@@ -163,6 +182,8 @@ impl GapInventory {
         min.error = min.count;
         min.count += w;
         min.sampled = sampled;
+        min.samples = samples;
+        min.sampled_count = sampled_count;
         min.example.clear();
         min.example.extend_from_slice(line);
     }

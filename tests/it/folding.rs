@@ -239,3 +239,31 @@ fn the_gap_marker_fits_its_room() {
     }
     assert!(envelope::gap_marker(&r, 10, 5000, 400).contains(" × \"note: "));
 }
+
+/// Thousands of shapes seen a few times each compete for the summary's
+/// table with one frequent shape: the marker names the frequent one and no
+/// rare one with the count it inherited from an evicted entry.
+#[test]
+fn the_gap_marker_names_no_inflated_rare_shape() {
+    let letters = |mut n: u64| {
+        let mut w = String::new();
+        for _ in 0..4 {
+            w.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+        }
+        w
+    };
+    let mut data = String::new();
+    let mut i = 0u64;
+    while data.len() < 4 << 20 {
+        data.push_str(&format!("line {i} ok\n"));
+        if i % 3 == 0 {
+            data.push_str(&format!("event {} seen\n", letters(i / 3 % 20_000)));
+        }
+        i += 1;
+    }
+    let out = render(data.as_bytes(), &[], &Budgets::default(), None);
+    let marker = out.lines().find(|l| l.starts_with("--- lines ")).expect("a gap marker");
+    assert!(marker.contains(" × \"line # ok\""), "{marker}");
+    assert!(!marker.contains("event"), "{marker}");
+}
