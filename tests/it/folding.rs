@@ -267,3 +267,21 @@ fn the_gap_marker_names_no_inflated_rare_shape() {
     assert!(marker.contains(" × \"line # ok\""), "{marker}");
     assert!(!marker.contains("event"), "{marker}");
 }
+
+/// Hits of shapes first seen once the group table is full are counted in
+/// M and said in the omitted marker.
+#[test]
+fn shapes_past_the_table_are_said() {
+    let mut data = String::new();
+    for i in 0..300u32 {
+        let w: String = (0..3).map(|k| (b'a' + (i / 26u32.pow(k) % 26) as u8) as char).collect();
+        data.push_str(&format!("error in {w}\nok\n"));
+    }
+    let b = Budgets { budget: 1600, tail_lines: 5, tail_budget: 300, head_budget: 300, ..Budgets::default() };
+    let out = render(data.as_bytes(), &[], &b, None);
+    let (s, m, k) = counts(&out);
+    assert_eq!((m, s + k), (300, 300));
+    // The table holds budget / 16 = 100 shapes.
+    let said = format!("--- {k} more signal lines omitted; read full_output (200 signal lines have shapes past the first 100 and are not grouped) ---");
+    assert!(out.contains(&said), "{out}");
+}
