@@ -2,8 +2,9 @@
 //! the matching lines can be shown.
 //!
 //! Every hit is counted. What is kept is bounded by count and by bytes:
-//! - a *group* per distinct shape (the line with digits folded, so `error
-//!   at 0x1f` and `error at 0x2a` are one shape), in a fixed table: its
+//! - a *group* per distinct shape (see [`shape`]: numbers and ids folded,
+//!   paths kept, so `error at 12` and `error at 13` are one shape), in a
+//!   fixed table: its
 //!   count, its first line numbers, its first and its last line. Lines of
 //!   shapes first seen once the table is full are counted in `ungrouped`;
 //! - the most recent hits (nearest the verdict), in a ring;
@@ -416,25 +417,16 @@ fn spread_order(n: usize) -> impl Iterator<Item = usize> {
         .filter(move |&i| i < n)
 }
 
-/// A line's shape: a hash of its first 256 bytes with each run of ASCII
-/// digits folded to one `0`, so `error at 9` and `error at 10` are one
-/// shape while lines naming different files (letters) stay apart.
+/// A line's shape: `text::shape` of its first 256 bytes (numbers,
+/// versions and hex ids folded, paths kept literal), so `error at line 9`
+/// and `error at line 13` are one shape, as are register dumps that differ
+/// in their values, while lines naming different files stay apart.
 pub fn shape(body: LineBody) -> u64 {
     let head = match body {
         LineBody::Whole(b) => b,
         LineBody::Cut { prefix, .. } => prefix,
     };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut in_digits = false;
-    for &b in head.iter().take(256) {
-        let digit = b.is_ascii_digit();
-        if !(digit && in_digits) {
-            let b = if digit { b'0' } else { b };
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        in_digits = digit;
-    }
-    h
+    crate::text::shape::hash(&head[..head.len().min(256)])
 }
 
 #[cfg(test)]
