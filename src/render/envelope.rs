@@ -27,7 +27,7 @@ use crate::render::facts::RunFacts;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
-use crate::stream::signal::SIGNAL_LINE_CHARS;
+use crate::stream::signal::{shape as signal_shape, Group, SignalKeeper, SIGNAL_LINE_CHARS};
 use crate::text::sanitize::{display, is_unsafe_char, Display};
 use crate::text::shorten::{cut_marker, shorten_text};
 
@@ -183,16 +183,7 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     // smaller than that): only those can take room from the head.
     let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
     let provisional = choose_head(sc, first_tail - 1, reserve.min(head.used)).lines.len() as u64;
-    let signals: usize = sc
-        .signals
-        .by_priority()
-        .into_iter()
-        .filter(|l| l.lineno > provisional && l.lineno < first_tail)
-        .filter_map(|l| {
-            let (_, chars, _) = fit_or_shorten(l.body(), SIGNAL_LINE_CHARS, false)?;
-            Some(format!("{}: ", l.lineno).len() + chars + 1)
-        })
-        .sum();
+    let signals = choose_signals(sc, provisional, first_tail, usize::MAX, &info.new_shapes).used;
     let lines = (head.used + tail_cost + signals + head_min).max(2 * (MIN_LINE_ROOM + 1));
     // The fixed parts grow with the budget's digits: settle in a few steps.
     let mut n = lines;
@@ -250,9 +241,9 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     header_block(sc, b, info, worst).chars().count()
         + notes_len
         + head_marker(sc.lines, b.budget as u64).chars().count()
-        + gap_marker(sc.lines, sc.lines).chars().count()
+        + gap_room(sc, b.budget)
         + signal_marker(hits, hits).chars().count()
-        + if hits > 0 { omitted_marker(hits).chars().count() } else { 0 }
+        + if hits > 0 { omitted_marker(hits, sc.signals).chars().count() } else { 0 }
         + tail_marker(asked, asked).chars().count()
 }
 
@@ -312,24 +303,29 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let h = head.lines.len() as u64;
     sigs.entries.retain(|e| e.0 > h);
 
-    let in_head = head
-        .lines
-        .iter()
-        .enumerate()
-        .filter(|(i, l)| {
-            let lineno = *i as u64 + 1;
-            // The keeper knows the first hits exactly (with family
-            // knowledge the regex alone would also match verdict lines).
-            match sc.signals.is_early_hit(lineno) {
-                Some(hit) => hit,
-                None if l.cut => sc.signals.first_lineno() == Some(lineno),
-                None => signal.is_match(&l.raw),
-            }
-        })
-        .count() as u64;
-    let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
-    let in_tail = tail.lines.iter().filter(|l| recent.contains(&l.0)).count() as u64;
-    let shown_signals = sigs.entries.len() as u64 + in_head + in_tail;
+    // S, the signal lines shown, counts each hit at most once: every line
+    // of a group whose count is printed, plus the other signal lines that
+    // are visible (in the head, listed, in the tail). K = M - S.
+    let head_hits = head.lines.iter().enumerate().filter_map(|(i, l)| {
+        let lineno = i as u64 + 1;
+        // The keeper knows the first hits exactly (with family
+        // knowledge the regex alone would also match verdict lines).
+        let hit = match sc.signals.is_early_hit(lineno) {
+            Some(hit) => hit,
+            None if l.cut => sc.signals.first_lineno() == Some(lineno),
+            None => signal.is_match(&l.raw),
+        };
+        let first_shape = || sc.signals.first().map_or(0, |k| signal_shape(k.line.body()));
+        hit.then(|| if l.cut { first_shape() } else { signal_shape(LineBody::Whole(&l.raw)) })
+    });
+    let recent: std::collections::HashMap<u64, u64> =
+        sc.signals.recent().map(|k| (k.line.lineno, signal_shape(k.line.body()))).collect();
+    let tail_hits = tail.lines.iter().filter_map(|l| recent.get(&l.0).copied());
+    let listed = sigs.shapes.iter().filter(|e| e.0 > h);
+    let grouped: std::collections::HashSet<u64> = listed.clone().filter(|e| e.2).map(|e| e.1).collect();
+    let represented: u64 = grouped.iter().filter_map(|sh| sc.signals.group(*sh)).map(|g| g.count).sum();
+    let visible = head_hits.chain(listed.map(|e| e.1)).chain(tail_hits);
+    let shown_signals = represented + visible.filter(|sh| !grouped.contains(sh)).count() as u64;
     let ansi = head.ansi + tail.ansi + sigs.ansi;
 
     let shown = Shown {
@@ -349,7 +345,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
         out.push('\n');
     }
     if first_tail > h + 1 {
-        out.push_str(&gap_marker(h + 1, first_tail - 1));
+        out.push_str(&gap_marker(sc, h + 1, first_tail - 1, gap_room(sc, b.budget)));
     }
     out.push_str(&signal_marker(shown_signals, hits));
     sigs.entries.sort_by_key(|e| e.0);
@@ -357,7 +353,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
         out.push_str(text);
     }
     if shown_signals < hits {
-        out.push_str(&omitted_marker(hits - shown_signals));
+        out.push_str(&omitted_marker(hits - shown_signals, sc.signals));
     }
     out.push_str(&tail_marker(tail.lines.len() as u64, asked));
     for l in &tail.lines {
@@ -458,16 +454,61 @@ fn head_marker(lines: u64, chars: u64) -> String {
     format!("--- head {lines} lines ({chars} chars) ---\n")
 }
 
-fn gap_marker(from: u64, to: u64) -> String {
-    format!("--- lines {from}-{to} not shown ({} lines) ---\n", to + 1 - from)
+/// `--- lines A-B not shown (N lines) ---`, and when `max_chars` leaves
+/// room, what the gap holds: its most frequent line shapes with their
+/// counts, `(N lines): 2955 × "Compiling crate# v#.#.#", ≈12 × "…" ---`,
+/// as many as fit in `max_chars` (the plain marker is returned whole even
+/// when longer). `≈` marks a count that is estimated (see `gap_counts`).
+pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String {
+    let n = to + 1 - from;
+    let open = format!("--- lines {from}-{to} not shown ({n} lines)");
+    let plain = format!("{open} ---\n");
+    let mut len = plain.chars().count();
+    if max_chars <= len {
+        return plain;
+    }
+    let mut items = String::new();
+    // A count that may be off by a large share of itself says little: a
+    // rare shape that took a frequent one's place inherits its count, and
+    // one sampled line of a rare shape counts for a whole stride.
+    for c in gap_counts(sc, from, to).into_iter().filter(|c| c.error <= c.count / 4.0) {
+        if c.count < 1.5 {
+            break;
+        }
+        let text = display(&crate::text::shape::bytes(&c.example)).text;
+        let text = shorten_text(text.trim(), GAP_SHAPE_CHARS);
+        let item = format!(
+            "{}{}{:.0} × \"{text}\"",
+            if items.is_empty() { ": " } else { ", " },
+            if c.exact { "" } else { "≈" },
+            c.count
+        );
+        let item_len = item.chars().count();
+        if len + item_len > max_chars {
+            break;
+        }
+        len += item_len;
+        items.push_str(&item);
+    }
+    format!("{open}{items} ---\n")
 }
 
+/// S of M: M hits in the whole input; S of them shown or represented (see
+/// `render_with`).
 fn signal_marker(shown: u64, hits: u64) -> String {
     format!("--- signal lines ({shown} of {hits} shown) ---\n")
 }
 
-fn omitted_marker(k: u64) -> String {
-    format!("--- {k} more signal lines omitted; read full_output ---\n")
+/// K = M - S (see `render_with`). Hits of shapes first seen once the group
+/// table was full are said, since no count represents them.
+fn omitted_marker(k: u64, signals: &SignalKeeper) -> String {
+    match signals.ungrouped() {
+        0 => format!("--- {k} more signal lines omitted; read full_output ---\n"),
+        u => format!(
+            "--- {k} more signal lines omitted; read full_output ({u} signal lines have shapes past the first {} and are not grouped) ---\n",
+            signals.groups_cap()
+        ),
+    }
 }
 
 fn tail_marker(shown: u64, asked: u64) -> String {
@@ -569,35 +610,45 @@ struct Signals {
     entries: Vec<(u64, String)>,
     used: usize,
     ansi: u64,
+    /// Per entry: its line, its shape, and whether it carries its group's
+    /// count (then it stands for every line of that shape).
+    shapes: Vec<(u64, u64, bool)>,
 }
 
 /// Kept signal lines between the head and the tail, in priority order
-/// (errors first), while they fit; then, with the room left, the lines of
-/// their blocks: first up to the line that names the location, then the
-/// rest. A block line is printed `LINENO- TEXT` (grep's context style).
+/// (errors first; see `SignalKeeper::kept_between`), while they fit; the
+/// first listed line of a shape seen more than once carries its group's
+/// count and line numbers. Then, with the room left, the lines of their
+/// blocks: first up to the line that names the location, then the rest. A
+/// block line is printed `LINENO- TEXT` (grep's context style).
 fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes: &[u64]) -> Signals {
-    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0 };
+    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0, shapes: Vec::new() };
     let mut placed: Vec<(&crate::stream::signal::Kept, String, Vec<String>)> = Vec::new();
-    let mut order = sc.signals.kept_by_priority();
+    let mut order = sc.signals.kept_between(after, before);
     // What is new since the previous run goes first (stable: the rest keep
     // their priority order).
     if !new_shapes.is_empty() {
-        order.sort_by_key(|k| !new_shapes.contains(&crate::stream::signal::shape(k.line.body())));
+        order.sort_by_key(|k| !new_shapes.contains(&signal_shape(k.line.body())));
     }
+    let mut grouped = std::collections::HashSet::new();
     for k in order {
         let line = &k.line;
-        if line.lineno <= after || line.lineno >= before {
-            continue;
-        }
+        let sh = signal_shape(line.body());
+        let group = sc.signals.group(sh).filter(|g| g.count > 1 && !grouped.contains(&sh));
         let prefix = format!("{}: ", line.lineno);
         let Some((text, chars, ansi)) = fit_or_shorten(line.body(), SIGNAL_LINE_CHARS, false) else { continue };
-        let cost = prefix.len() + chars + 1;
+        let note = group.map(group_note).unwrap_or_default();
+        let cost = prefix.len() + chars + note.chars().count() + 1;
         if s.used + cost > room {
             continue;
         }
         s.used += cost;
         s.ansi += ansi;
-        placed.push((k, format!("{prefix}{text}\n"), Vec::new()));
+        if group.is_some() {
+            grouped.insert(sh);
+        }
+        s.shapes.push((line.lineno, sh, group.is_some()));
+        placed.push((k, format!("{prefix}{text}{note}\n"), Vec::new()));
     }
     // Block lines: to the location first, then the rest, entry by entry.
     for pass in 0..2 {
@@ -705,3 +756,105 @@ fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize
     let chars = pdisp + marker.chars().count() + sdisp;
     (s, chars, (pd.ansi_stripped + sd.ansi_stripped) as u64)
 }
+
+/// What a group's listed line adds: ` [× N: lines A, B, C, …, Z]`, the
+/// count of its shape in the whole input, its first line numbers and its
+/// last.
+fn group_note(g: &Group) -> String {
+    let mut s = format!(" [× {}: lines ", g.count);
+    for (i, l) in g.first_linenos.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        let _ = write!(s, "{l}");
+    }
+    let last = g.last_lineno();
+    if g.count > g.first_linenos.len() as u64 + 1 {
+        s.push_str(", …");
+    }
+    if !g.first_linenos.contains(&last) {
+        let _ = write!(s, ", {last}");
+    }
+    s.push(']');
+    s
+}
+
+/// Characters a shape may take in the gap marker.
+const GAP_SHAPE_CHARS: usize = 60;
+
+/// A shape's count in the gap, for the gap marker.
+struct GapCount {
+    count: f64,
+    /// About how far `count` may be off: the Space-Saving bound plus one
+    /// standard error of its sampled part.
+    error: f64,
+    exact: bool,
+    example: Vec<u8>,
+}
+
+/// The gap's line shapes, most frequent first: the scanner's summary of
+/// the lines past the head arena (`stream::gap`), less the shown lines it
+/// counted (line 1 when it ran past the arena, the tail), plus the arena's
+/// own lines inside the gap, counted here exactly. A count is exact when
+/// the summary's is (no sampling, no Space-Saving error); otherwise it is
+/// an estimate, and a tail line is subtracted as the one line it is
+/// expected to have counted for.
+fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
+    use crate::stream::gap::line_shape;
+    let mut counts: Vec<(u64, GapCount)> = sc
+        .gap
+        .entries()
+        .iter()
+        .map(|e| {
+            let error = e.error + e.sampling_error();
+            (e.shape, GapCount { count: e.count, error, exact: e.exact(), example: e.example.clone() })
+        })
+        .collect();
+    // Lines wholly inside the arena: the summary did not see them.
+    let mut arena_lines = 0u64;
+    let mut rest = sc.head;
+    while !rest.is_empty() {
+        let (line, complete) = match memchr::memchr(b'\n', rest) {
+            Some(k) => (&rest[..k], true),
+            None => (rest, sc.head_is_all),
+        };
+        rest = &rest[(line.len() + 1).min(rest.len())..];
+        if !complete {
+            break;
+        }
+        arena_lines += 1;
+        if arena_lines < from || arena_lines > to {
+            continue;
+        }
+        let line = crate::stream::tail::strip_cr(line);
+        let sh = line_shape(line);
+        match counts.iter_mut().find(|c| c.0 == sh) {
+            Some(c) => c.1.count += 1.0,
+            None => counts.push((sh, GapCount { count: 1.0, error: 0.0, exact: true, example: line.to_vec() })),
+        }
+    }
+    let prefix = |body: LineBody<'_>| match body {
+        LineBody::Whole(b) => line_shape(b),
+        LineBody::Cut { prefix, .. } => line_shape(prefix),
+    };
+    let first = sc.first_line.filter(|_| arena_lines == 0 && from > 1).map(|l| prefix(l.body()));
+    let tail = sc.tail.lines().filter(|l| l.lineno > to && l.lineno > arena_lines).map(|l| prefix(l.body()));
+    for sh in first.into_iter().chain(tail) {
+        if let Some(c) = counts.iter_mut().find(|c| c.0 == sh) {
+            c.1.count = (c.1.count - 1.0).max(0.0);
+        }
+    }
+    let mut out: Vec<GapCount> = counts.into_iter().map(|c| c.1).collect();
+    out.sort_by(|a, b| b.count.total_cmp(&a.count));
+    out
+}
+
+/// Characters the gap marker gets: the plain marker at its longest, or a
+/// small share of the budget for a few of the gap's shapes. (A stand-in
+/// until the budget flow gives the marker what the other parts leave.)
+fn gap_room(sc: &Scanned, budget: usize) -> usize {
+    gap_marker(sc, sc.lines, sc.lines, 0).chars().count().max((budget / 50).min(GAP_MARKER_CHARS))
+}
+
+/// Characters the gap marker with its inventory takes at most.
+const GAP_MARKER_CHARS: usize = 160;

@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod defaults;
+pub mod gap;
 pub mod ingest;
 pub mod input;
 pub mod interrupt;

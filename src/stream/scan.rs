@@ -19,6 +19,7 @@ use regex::bytes::Regex;
 use crate::family::classify::FirstPass;
 use crate::family::{Classifier, Severity, Tally};
 use crate::stream::block::OpenBlock;
+use crate::stream::gap::GapInventory;
 use crate::stream::line::{LineBody, StoredLine};
 use crate::stream::signal::SignalKeeper;
 use crate::stream::tail::{strip_cr, TailRing};
@@ -105,6 +106,8 @@ pub struct Scanner {
     open: OpenLine,
     tail: TailRing,
     signals: SignalKeeper,
+    /// What the lines past the head arena are (sampled; see `stream::gap`).
+    gap: GapInventory,
     /// What lines are searched with: `cfg.signal`, or the classifier's
     /// combined regex; shared so a region search can hold it while lines
     /// are handed to `visit` (one cache pool for the whole run).
@@ -145,6 +148,7 @@ pub struct Scanned<'a> {
     pub first_line: Option<&'a StoredLine>,
     pub tail: &'a TailRing,
     pub signals: &'a SignalKeeper,
+    pub gap: &'a GapInventory,
     /// Family evidence and verdicts, when family knowledge is on.
     pub tally: Option<&'a Tally>,
     /// The first error line that has a location, and that location.
@@ -169,6 +173,7 @@ impl Scanner {
             open: OpenLine { lineno: 1, ..OpenLine::default() },
             tail,
             signals,
+            gap: GapInventory::new(cfg.head_bytes() as u64),
             signal: Arc::new(cfg.signal.clone()),
             literal: None,
             candidates: Vec::new(),
@@ -250,6 +255,7 @@ impl Scanner {
             first_line: self.first_line.as_ref(),
             tail: &self.tail,
             signals: &self.signals,
+            gap: &self.gap,
             tally: self.families.as_ref().map(|f| &f.tally),
             first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
         }
@@ -342,6 +348,7 @@ impl Scanner {
             self.signal.find_at(end, context).is_some()
         };
         self.visit(lineno, body, matched);
+        self.gap.line(body, o.bytes + terminated as u64 + (terminated && has_cr) as u64);
         if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
             self.first_line = Some(StoredLine::new(1, body, self.cfg.piece()));
         }
@@ -358,6 +365,7 @@ impl Scanner {
         let count = memchr_iter(b'\n', region).count() as u64;
         self.chars.feed(region);
         self.search_region(region, first);
+        self.gap.region(region);
         self.tail.push_region(region, first, count);
         self.newlines += count;
     }
