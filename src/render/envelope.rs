@@ -24,10 +24,12 @@ use regex::bytes::Regex;
 use serde::Serialize;
 
 use crate::render::facts::RunFacts;
+use crate::render::fold;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
 use crate::stream::signal::SIGNAL_LINE_CHARS;
+use crate::text::redraw;
 use crate::text::sanitize::{display, is_unsafe_char, Display};
 use crate::text::shorten::{cut_marker, shorten_text};
 
@@ -38,6 +40,8 @@ const MIN_LINE_ROOM: usize = 48;
 /// Characters a note (`--- … ---` before the head) may take: longer ones
 /// are cut in the middle with the cut marker, like every other shortening.
 const NOTE_CHARS: usize = 160;
+/// Characters the gap marker may take with its inventory, at most.
+const GAP_CHARS: usize = 400;
 /// Characters a block line (after a signal line) may take.
 const BLOCK_LINE_CHARS: usize = 200;
 
@@ -157,17 +161,19 @@ pub fn safe_copy(raw: &[u8]) -> String {
 
 /// The smallest budget at which the envelope shows the same lines as an
 /// unbounded budget would (every line whole when the input is kept whole),
-/// computed from the header size rule instead of rendered: the fixed parts
-/// at that budget (its digits are in the header), the head and tail lines
-/// as an unbounded render places them, room for the kept signal lines
-/// between the smallest provisional head and the tail (the renderer places
-/// those before it extends the head), and line 1's minimum room. `info` should carry worst-case figures for what is not yet
-/// known (the path, the command).
+/// computed from the header size rule and the renderer's order instead of
+/// rendered: the fixed parts at that budget (its digits are in the
+/// header), the head and the grown tail as an unbounded render places
+/// them, and the kept signal lines between the provisional head and the
+/// tail's minimum (placed before head and tail grow, so the budget must
+/// hold them next to the tail's minimum and the head's reservation).
+/// `info` should carry worst-case figures for what is not yet known (the
+/// path, the command).
 pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let tail_room = b.tail_budget.saturating_sub(tail_marker(asked, asked).chars().count());
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
-    let tail = choose_tail(sc, asked, tail_room);
+    let tail_min = choose_tail(sc, asked, tail_room, 0);
     // A newest line shortened to fit the tail budget is shortened the same
     // way only when the tail gets all of that budget.
     let newest_whole = sc
@@ -175,25 +181,28 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
         .lines()
         .next_back()
         .is_none_or(|l| fit_whole(l.body(), tail_room.saturating_sub(1).max(MIN_LINE_ROOM), true).is_some());
-    let tail_cost = if newest_whole { tail.used } else { tail.used.max(tail_room) };
+    let tail_min_cost = if newest_whole { tail_min.used } else { tail_min.used.max(tail_room) };
+    let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let reach = head_bodies(sc, first_tail_min - 1).len() as u64;
+    let tail = choose_tail(sc, u64::MAX, usize::MAX, reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, usize::MAX);
-    // Signal lines are placed only past the provisional head, which gets
-    // at least its reservation (or all the head lines, when the room is
-    // smaller than that): only those can take room from the head.
     let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
-    let provisional = choose_head(sc, first_tail - 1, reserve.min(head.used)).lines.len() as u64;
+    let provisional = choose_head(sc, first_tail_min - 1, reserve);
+    let reserve = provisional.used;
+    let provisional = provisional.lines.len() as u64;
     let signals: usize = sc
         .signals
         .by_priority()
         .into_iter()
-        .filter(|l| l.lineno > provisional && l.lineno < first_tail)
+        .filter(|l| l.lineno > provisional && l.lineno < first_tail_min)
         .filter_map(|l| {
             let (_, chars, _) = fit_or_shorten(l.body(), SIGNAL_LINE_CHARS, false)?;
             Some(format!("{}: ", l.lineno).len() + chars + 1)
         })
         .sum();
-    let lines = (head.used + tail_cost + signals + head_min).max(2 * (MIN_LINE_ROOM + 1));
+    let grown = head.used + tail.used.max(tail_min_cost);
+    let lines = (signals + grown.max(tail_min_cost + reserve) + head_min).max(2 * (MIN_LINE_ROOM + 1));
     // The fixed parts grow with the budget's digits: settle in a few steps.
     let mut n = lines;
     loop {
@@ -250,9 +259,8 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     header_block(sc, b, info, worst).chars().count()
         + notes_len
         + head_marker(sc.lines, b.budget as u64).chars().count()
-        + gap_marker(sc.lines, sc.lines).chars().count()
-        + signal_marker(hits, hits).chars().count()
-        + if hits > 0 { omitted_marker(hits).chars().count() } else { 0 }
+        + gap_room(sc, b)
+        + if hits > 0 { signal_marker(hits, hits).chars().count() + omitted_marker(hits).chars().count() } else { 0 }
         + tail_marker(asked, asked).chars().count()
 }
 
@@ -291,26 +299,38 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let fixed = fixed_cost(sc, b, info);
     let mut room = b.budget.saturating_sub(fixed);
 
-    // 1. Tail, reserved first: the verdict lives there.
+    // 1. The tail's minimum, reserved first: the verdict lives there.
     // ... but line 1 keeps enough room to show its two ends.
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
     let tail_room = b.tail_budget.saturating_sub(tail_marker_res).min(room.saturating_sub(head_min));
-    let tail = choose_tail(sc, asked, tail_room);
-    room = room.saturating_sub(tail.used);
-    let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
-    let head_limit = first_tail - 1;
+    let tail_min = choose_tail(sc, asked, tail_room, 0);
+    room = room.saturating_sub(tail_min.used);
+    let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let head_limit = first_tail_min - 1;
 
-    // 2. Head reservation, 3. signal lines, 4. the rest extends the head.
+    // 2. Head reservation, 3. signal lines between them.
     // Line 1 always gets room enough to show at least its two ends.
     let head_reserve = b.head_budget.saturating_sub(head_marker_res).max(head_min).min(room);
     let provisional = choose_head(sc, head_limit, head_reserve);
     let h0 = provisional.lines.len() as u64;
+    // A head that needs less than its reservation (short or folded lines)
+    // leaves the rest to the signal lines.
+    let head_reserve = provisional.used;
     let sig_room = room - head_reserve;
-    let mut sigs = choose_signals(sc, h0, first_tail, sig_room, &info.new_shapes);
+    let mut sigs = choose_signals(sc, h0, first_tail_min, sig_room, &info.new_shapes);
     room -= sigs.used;
-    let head = choose_head(sc, head_limit, room);
+
+    // 4. What is left flows: half of it (beyond the reservation) may grow
+    // the head, the tail then grows by characters over the lines the head
+    // arena cannot show, and the head takes whatever the tail leaves.
+    let grow = room.saturating_sub(head_reserve);
+    let head_first = choose_head(sc, head_limit, head_reserve + grow / 2);
+    let reach = head_bodies(sc, head_limit).len() as u64;
+    let tail = choose_tail(sc, u64::MAX, tail_min.used + room.saturating_sub(head_first.used), reach);
+    let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let head = choose_head(sc, first_tail - 1, (tail_min.used + room).saturating_sub(tail.used));
     let h = head.lines.len() as u64;
-    sigs.entries.retain(|e| e.0 > h);
+    sigs.entries.retain(|e| e.0 > h && e.0 < first_tail);
 
     let in_head = head
         .lines
@@ -332,26 +352,24 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let shown_signals = sigs.entries.len() as u64 + in_head + in_tail;
     let ansi = head.ansi + tail.ansi + sigs.ansi;
 
-    let shown = Shown {
-        head: h,
-        tail: tail.lines.len() as u64,
-        tail_dropped: asked - tail.lines.len() as u64,
-        signals: shown_signals,
-        ansi,
-    };
+    let covered = tail.lines.len() as u64;
+    let shown =
+        Shown { head: h, tail: covered, tail_dropped: asked.saturating_sub(covered), signals: shown_signals, ansi };
     let mut out = header_block(sc, b, info, shown);
     for n in &notes {
         out.push_str(n);
     }
-    out.push_str(&head_marker(h, head.used as u64));
-    for l in &head.lines {
-        out.push_str(&l.text);
-        out.push('\n');
+    // A section with nothing in it is not printed.
+    if h > 0 {
+        out.push_str(&head_marker(h, head.used as u64));
+        out.push_str(&head.out);
     }
     if first_tail > h + 1 {
-        out.push_str(&gap_marker(h + 1, first_tail - 1));
+        out.push_str(&gap_marker(sc, h + 1, first_tail - 1, gap_room(sc, b)));
     }
-    out.push_str(&signal_marker(shown_signals, hits));
+    if !sigs.entries.is_empty() || shown_signals < hits {
+        out.push_str(&signal_marker(shown_signals, hits));
+    }
     sigs.entries.sort_by_key(|e| e.0);
     for (_, text) in &sigs.entries {
         out.push_str(text);
@@ -359,10 +377,9 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     if shown_signals < hits {
         out.push_str(&omitted_marker(hits - shown_signals));
     }
-    out.push_str(&tail_marker(tail.lines.len() as u64, asked));
-    for l in &tail.lines {
-        out.push_str(&l.1);
-        out.push('\n');
+    if covered > 0 {
+        out.push_str(&tail_marker(covered, asked));
+        out.push_str(&tail.out);
     }
     debug_assert!(out.chars().count() <= b.budget, "envelope over budget: {} > {}", out.chars().count(), b.budget);
     out
@@ -458,7 +475,14 @@ fn head_marker(lines: u64, chars: u64) -> String {
     format!("--- head {lines} lines ({chars} chars) ---\n")
 }
 
-fn gap_marker(from: u64, to: u64) -> String {
+/// Characters reserved for the gap marker: the plain marker at its widest,
+/// or a share of the budget for the inventory of what the gap holds.
+fn gap_room(sc: &Scanned, b: &Budgets) -> usize {
+    gap_marker(sc, sc.lines, sc.lines, 0).chars().count().max((b.budget / 32).min(GAP_CHARS))
+}
+
+fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String {
+    let _ = (sc, max_chars);
     format!("--- lines {from}-{to} not shown ({} lines) ---\n", to + 1 - from)
 }
 
@@ -474,95 +498,193 @@ fn tail_marker(shown: u64, asked: u64) -> String {
     format!("--- tail {shown}/{asked} lines ---\n")
 }
 
+/// A line the head covers. `raw` is what the signal count matches, so a
+/// folded line keeps none: it is not shown.
 struct HeadLine {
     raw: Vec<u8>,
     cut: bool,
-    text: String,
 }
 
 struct Head {
+    /// Every line covered, 1 to H, shown or folded.
     lines: Vec<HeadLine>,
+    /// The lines and fold markers as printed.
+    out: String,
     used: usize,
     ansi: u64,
 }
 
-/// Lines 1..=limit from the head arena, whole, while they fit in `room`;
-/// line 1 is shortened in the middle when it alone does not fit.
-fn choose_head(sc: &Scanned, limit: u64, room: usize) -> Head {
-    let mut head = Head { lines: Vec::new(), used: 0, ansi: 0 };
+/// Lines 1..=limit as the head arena holds them: complete lines only (the
+/// arena may end inside one), and line 1 even when it is too long to keep.
+fn head_bodies<'a>(sc: &Scanned<'a>, limit: u64) -> Vec<LineBody<'a>> {
+    let mut bodies = Vec::new();
     let mut rest = sc.head;
-    let mut lineno = 0u64;
-    while lineno < limit {
-        lineno += 1;
+    while (bodies.len() as u64) < limit {
         let body = match memchr::memchr(b'\n', rest) {
             Some(k) => {
                 let line = &rest[..k];
                 rest = &rest[k + 1..];
                 LineBody::Whole(crate::stream::tail::strip_cr(line))
             }
-            None if sc.head_is_all && !rest.is_empty() => {
-                let line = rest;
-                rest = &[];
-                LineBody::Whole(line)
-            }
-            None if lineno == 1 => match sc.first_line {
+            None if sc.head_is_all && !rest.is_empty() => LineBody::Whole(std::mem::take(&mut rest)),
+            None if bodies.is_empty() => match sc.first_line {
                 Some(l) => l.body(),
                 None => break,
             },
             None => break,
         };
-        let left = room.saturating_sub(head.used);
-        let fitted = if lineno == 1 {
-            fit_or_shorten(body, left.saturating_sub(1), true)
-        } else {
-            fit_whole(body, left.saturating_sub(1), true)
-        };
-        let Some((text, chars, ansi)) = fitted else { break };
-        if chars + 1 > left {
-            break;
-        }
-        head.used += chars + 1;
-        head.ansi += ansi;
-        let (raw, cut) = match body {
-            LineBody::Whole(b) => (b.to_vec(), false),
-            LineBody::Cut { .. } => (Vec::new(), true),
-        };
-        head.lines.push(HeadLine { raw, cut, text });
+        bodies.push(body);
         if matches!(body, LineBody::Cut { .. }) {
             break;
+        }
+    }
+    bodies
+}
+
+/// The fold key of a shown line: none for a line that must stay visible
+/// (a signal line, a line kept only by its ends).
+fn fold_key(body: LineBody, signal: bool) -> Option<u64> {
+    match body {
+        LineBody::Whole(raw) if !signal => Some(fold::key(raw)),
+        _ => None,
+    }
+}
+
+/// A run of at least `fold::MIN_RUN` lines as printed: its first line, the
+/// fold marker, its last line, each whole; `None` when that does not fit
+/// in `left` chars.
+fn place_fold(lines: &[(u64, LineBody)], left: usize) -> Option<(String, usize, u64)> {
+    let (first, last) = (lines[0], lines[lines.len() - 1]);
+    let marker = fold::marker(first.0 + 1, last.0 - 1);
+    let (a, a_chars, a_ansi) = fit_whole(first.1, left, true)?;
+    let (z, z_chars, z_ansi) = fit_whole(last.1, left, true)?;
+    let chars = a_chars + 1 + marker.chars().count() + z_chars + 1;
+    (chars <= left).then(|| (format!("{a}\n{marker}{z}\n"), chars, a_ansi + z_ansi))
+}
+
+/// Lines 1..=limit from the head arena, in order, while they fit in
+/// `room`: runs of like lines folded, the rest whole; line 1 is shortened
+/// in the middle (and shown alone) when it does not fit.
+fn choose_head(sc: &Scanned, limit: u64, room: usize) -> Head {
+    let mut head = Head { lines: Vec::new(), out: String::new(), used: 0, ansi: 0 };
+    let bodies = head_bodies(sc, limit);
+    // The keeper knows the first hits exactly: those stay visible.
+    let keys: Vec<Option<u64>> = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| fold_key(b, sc.signals.is_early_hit(i as u64 + 1) == Some(true)))
+        .collect();
+    let line = |i: usize| (i as u64 + 1, bodies[i]);
+    for (a, z) in fold::runs(&keys) {
+        if z + 1 - a >= fold::MIN_RUN {
+            let run: Vec<_> = (a..=z).map(line).collect();
+            if let Some((text, chars, ansi)) = place_fold(&run, room.saturating_sub(head.used)) {
+                head.out.push_str(&text);
+                head.used += chars;
+                head.ansi += ansi;
+                // Only the exemplars are shown: the folded lines keep no
+                // text for the signal count to match.
+                head.lines.extend(run.iter().enumerate().map(|(k, &(_, body))| {
+                    let raw = match body {
+                        LineBody::Whole(b) if k == 0 || k == run.len() - 1 => b.to_vec(),
+                        _ => Vec::new(),
+                    };
+                    HeadLine { raw, cut: false }
+                }));
+                continue;
+            }
+            if a > 0 {
+                break;
+            }
+            // Line 1 is shown whatever follows it.
+        }
+        for (i, &body) in bodies.iter().enumerate().take(z + 1).skip(a) {
+            let left = room.saturating_sub(head.used);
+            let fitted = if i == 0 {
+                fit_or_shorten(body, left.saturating_sub(1), true)
+            } else {
+                fit_whole(body, left.saturating_sub(1), true)
+            };
+            let Some((text, chars, ansi)) = fitted.filter(|f| f.1 < left) else { return head };
+            head.out.push_str(&text);
+            head.out.push('\n');
+            head.used += chars + 1;
+            head.ansi += ansi;
+            let (raw, cut) = match body {
+                LineBody::Whole(b) => (b.to_vec(), false),
+                LineBody::Cut { .. } => (Vec::new(), true),
+            };
+            head.lines.push(HeadLine { raw, cut });
+            if z + 1 - a >= fold::MIN_RUN {
+                // Line 1 alone: the fold it starts did not fit.
+                return head;
+            }
         }
     }
     head
 }
 
 struct Tail {
-    /// (line number, text), oldest first.
-    lines: Vec<(u64, String)>,
+    /// (line number, shown) of every line covered, oldest first; a line
+    /// inside a fold is not shown.
+    lines: Vec<(u64, bool)>,
+    /// The lines and fold markers as printed.
+    out: String,
     used: usize,
     ansi: u64,
 }
 
-/// The last `asked` lines, newest first, while they fit; the newest is
-/// always included, shortened in the middle when it must be.
-fn choose_tail(sc: &Scanned, asked: u64, room: usize) -> Tail {
-    let mut tail = Tail { lines: Vec::new(), used: 0, ansi: 0 };
-    for (i, line) in sc.tail.lines().rev().take(asked as usize).enumerate() {
-        let left = room.saturating_sub(tail.used);
-        let fitted = if i == 0 {
-            fit_or_shorten(line.body(), left.saturating_sub(1).max(MIN_LINE_ROOM), true)
-        } else {
-            fit_whole(line.body(), left.saturating_sub(1), true)
-        };
-        let Some((text, chars, ansi)) = fitted else { break };
-        if i > 0 && chars + 1 > left {
+/// The kept last lines after line `after`, newest first, until they cover
+/// `asked` lines or the next does not fit in `room`: runs of like lines
+/// folded, the rest whole. The newest line is always shown, shortened in
+/// the middle when it must be.
+fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> Tail {
+    let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
+    let ring: Vec<(u64, LineBody)> =
+        sc.tail.lines().filter(|l| l.lineno > after).map(|l| (l.lineno, l.body())).collect();
+    let keys: Vec<Option<u64>> = ring.iter().map(|&(n, b)| fold_key(b, recent.contains(&n))).collect();
+    // Built newest first, reversed at the end.
+    let mut lines: Vec<(u64, bool)> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    let (mut used, mut ansi) = (0usize, 0u64);
+    'runs: for (a, z) in fold::runs(&keys).into_iter().rev() {
+        if lines.len() as u64 >= asked {
             break;
         }
-        tail.used += chars + 1;
-        tail.ansi += ansi;
-        tail.lines.push((line.lineno, text));
+        if z + 1 - a >= fold::MIN_RUN {
+            match place_fold(&ring[a..=z], room.saturating_sub(used)) {
+                Some((text, chars, n)) => {
+                    parts.push(text);
+                    used += chars;
+                    ansi += n;
+                    lines.extend((a..=z).rev().map(|i| (ring[i].0, i == a || i == z)));
+                    continue;
+                }
+                None if !lines.is_empty() => break,
+                // The newest line is shown whatever precedes it.
+                None => {}
+            }
+        }
+        for i in (a..=z).rev() {
+            let left = room.saturating_sub(used);
+            let fitted = if lines.is_empty() {
+                fit_or_shorten(ring[i].1, left.saturating_sub(1).max(MIN_LINE_ROOM), true)
+            } else {
+                fit_whole(ring[i].1, left.saturating_sub(1), true).filter(|f| f.1 < left)
+            };
+            let Some((text, chars, n)) = fitted else { break 'runs };
+            used += chars + 1;
+            ansi += n;
+            parts.push(format!("{text}\n"));
+            lines.push((ring[i].0, true));
+            if z + 1 - a >= fold::MIN_RUN || lines.len() as u64 >= asked {
+                break 'runs;
+            }
+        }
     }
-    tail.lines.reverse();
-    tail
+    lines.reverse();
+    parts.reverse();
+    Tail { lines, out: parts.concat(), used, ansi }
 }
 
 struct Signals {
@@ -641,23 +763,34 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
 fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
     match body {
         LineBody::Whole(b) => {
-            let d = line_display(b, guard);
+            let d = shown_display(b, guard);
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
             (chars <= max).then_some((d.text, chars, ansi))
         }
-        LineBody::Cut { .. } => None,
+        LineBody::Cut { prefix, suffix, .. } => {
+            let d = cut_redraw(prefix, suffix, guard)?;
+            let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
+            (chars <= max).then_some((d.text, chars, ansi))
+        }
     }
 }
 
 /// The line whole if it fits, else shortened in the middle with a marker
-/// that counts the input characters cut, keeping more of its end.
+/// that counts the input characters cut. A line that starts an output
+/// line (`guard`: head and tail) keeps more of its end, where a verdict
+/// is; a line printed after its number (signal and block lines) keeps
+/// more of its start, where the message is.
 pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
     if let Some(whole) = fit_whole(body, max, guard) {
         return Some(whole);
     }
     let (pd, sd, total) = match body {
         LineBody::Whole(b) => {
-            let d = line_display(b, guard);
+            let d = shown_display(b, guard);
+            let n = d.input_chars() as u64;
+            (d.clone(), d, n)
+        }
+        LineBody::Cut { prefix, suffix, .. } if let Some(d) = cut_redraw(prefix, suffix, guard) => {
             let n = d.input_chars() as u64;
             (d.clone(), d, n)
         }
@@ -670,15 +803,50 @@ pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String
             (pd, sd, chars)
         }
     };
-    Some(shorten(&pd, &sd, total, max))
+    Some(shorten(&pd, &sd, total, max, !guard))
 }
 
+/// A line as passthrough's safe copy shows it: sanitised, a marker
+/// imitation escaped.
 fn line_display(b: &[u8], guard: bool) -> Display {
     let mut d = display(b);
     if guard && imitates_marker(&d.text, &d.text) {
         d.escape_first();
     }
     d
+}
+
+/// A line as the envelope shows it: like the safe copy, but a line redrawn
+/// with carriage returns (or erased and rewritten) is shown as a terminal
+/// leaves it, with how often it was redrawn. The note is part of the text
+/// that is measured and, when too long, shortened.
+fn shown_display(b: &[u8], guard: bool) -> Display {
+    let Some(s) = redraw::settle(b) else { return line_display(b, guard) };
+    settled_display(&s.text, &redraw_note(s.redraws, ""), s.escapes, guard)
+}
+
+/// A cut line whose kept end is redrawn: the frames in its kept end, as a
+/// terminal leaves them (the frames in the cut middle are not known, so
+/// the count is a lower bound).
+fn cut_redraw(prefix: &[u8], suffix: &[u8], guard: bool) -> Option<Display> {
+    let k = memchr::memchr(b'\r', suffix)?;
+    let s = redraw::settle(&suffix[k..])?;
+    let before = memchr::memchr_iter(b'\r', prefix).count() as u64;
+    Some(settled_display(&s.text, &redraw_note(s.redraws + before, "at least "), s.escapes, guard))
+}
+
+fn settled_display(text: &[u8], note: &str, escapes: u32, guard: bool) -> Display {
+    let mut raw = text.to_vec();
+    raw.extend_from_slice(note.as_bytes());
+    let mut d = line_display(&raw, guard);
+    d.ansi_stripped += escapes;
+    d
+}
+
+/// Follows a redrawn line's final frame.
+fn redraw_note(redraws: u64, bound: &str) -> String {
+    let times = if redraws == 1 { "time" } else { "times" };
+    format!(" [redrawn {bound}{redraws} {times}]")
 }
 
 /// Whether a line starting with `start` and ending with `end` could be
@@ -689,11 +857,42 @@ fn imitates_marker(start: &str, end: &str) -> bool {
         || start.starts_with(HEADER_CLOSE)
 }
 
-fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize, u64) {
-    let marker_max = cut_marker(total).chars().count();
-    let keep = max.saturating_sub(marker_max);
-    let a = keep / 3;
-    let b = keep - a;
+fn shorten(pd: &Display, sd: &Display, total: u64, max: usize, keep_start: bool) -> (String, usize, u64) {
+    // First with room for the longest marker; when the marker comes out
+    // shorter (fewer chars cut), once more with the room it left.
+    let worst = cut_marker(total).chars().count();
+    let (s, chars, ansi, marker) = shorten_with(pd, sd, total, max, keep_start, worst);
+    if marker < worst {
+        let again = shorten_with(pd, sd, total, max, keep_start, marker);
+        if again.1 <= max {
+            return (again.0, again.1, again.2);
+        }
+    }
+    (s, chars, ansi)
+}
+
+/// `shorten` with `marker_room` chars set aside for the marker; also
+/// returns the marker's length.
+fn shorten_with(
+    pd: &Display,
+    sd: &Display,
+    total: u64,
+    max: usize,
+    keep_start: bool,
+    marker_room: usize,
+) -> (String, usize, u64, usize) {
+    let keep = max.saturating_sub(marker_room);
+    // A cut line's kept ends may be shorter than their share: what one end
+    // cannot use goes to the other, so more room never shows less.
+    let a = if keep_start { keep - keep / 3 } else { keep / 3 };
+    let b = if pd.chars() < a {
+        keep - pd.chars()
+    } else if sd.chars() < keep - a {
+        sd.chars()
+    } else {
+        keep - a
+    };
+    let a = keep - b;
     let (ptext, pin, pdisp) = pd.prefix(a);
     let (stext, sin, sdisp) = sd.suffix(b);
     let cut = total.saturating_sub((pin + sin) as u64);
@@ -702,6 +901,6 @@ fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize
     s.push_str(ptext);
     s.push_str(&marker);
     s.push_str(stext);
-    let chars = pdisp + marker.chars().count() + sdisp;
-    (s, chars, (pd.ansi_stripped + sd.ansi_stripped) as u64)
+    let marker_len = marker.chars().count();
+    (s, pdisp + marker_len + sdisp, (pd.ansi_stripped + sd.ansi_stripped) as u64, marker_len)
 }

@@ -4,3 +4,4 @@
 
 pub mod envelope;
 pub mod facts;
+pub mod fold;
