@@ -2,14 +2,21 @@
 //! scanner's result and returns the text, so it is easy to property-test.
 //!
 //! Order of reservation (decided before anything is rendered): the fixed
-//! parts (header sized with worst-case figures, notes, section markers),
-//! then the tail block, then the head reservation, then signal lines; what
-//! signal lines leave over extends the head. Nothing is cut after assembly:
-//! every piece is measured in displayed characters as it is placed, so the
-//! total never exceeds the budget.
+//! parts (header sized with worst-case figures, notes, section markers, a
+//! share for the gap marker), then the tail's minimum (the asked lines
+//! within the tail budget), then the head's reservation (only what the head
+//! uses of it), then signal lines. The reservations are minimums: what is
+//! left flows, up to half of it to the head first (newest-first outputs keep
+//! their top), then to the tail, by characters, over the lines the head
+//! arena cannot reach, then whatever the tail leaves back to the head.
+//! Nothing is cut after assembly: every piece is measured in displayed
+//! characters as it is placed, so the total never exceeds the budget.
 //!
 //! Printed order follows the input: header, notes, head, the gap marker,
-//! signal lines from the gap (with line numbers), tail.
+//! signal lines from the gap (with line numbers), tail; a section with
+//! nothing to show is left out. In the head and the tail, runs of like
+//! lines are folded (`render::fold`) and redrawn lines settled
+//! (`text::redraw`).
 //!
 //! Also here, because they follow the same rules: passthrough's safe copy
 //! (small input shown line by line exactly as the envelope shows a line),
