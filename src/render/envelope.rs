@@ -337,6 +337,10 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, (tail_min.used + room).saturating_sub(tail.used));
     let h = head.lines.len() as u64;
+    // Entries the grown tail now shows itself; counted below when the
+    // tail's own count (the recent signal lines) does not know them.
+    let recent_hits: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
+    let moved = sigs.entries.iter().filter(|e| e.0 >= first_tail && !recent_hits.contains(&e.0)).count() as u64;
     sigs.entries.retain(|e| e.0 > h && e.0 < first_tail);
 
     let in_head = head
@@ -357,6 +361,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
     let in_tail = tail.lines.iter().filter(|l| recent.contains(&l.0)).count() as u64;
     let shown_signals = sigs.entries.len() as u64 + in_head + in_tail;
+    let shown_signals = shown_signals + moved;
     let ansi = head.ansi + tail.ansi + sigs.ansi;
 
     let covered = tail.lines.len() as u64;
@@ -646,10 +651,13 @@ struct Tail {
 /// folded, the rest whole. The newest line is always shown, shortened in
 /// the middle when it must be.
 fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> Tail {
-    let recent: std::collections::HashSet<u64> = sc.signals.recent_linenos().collect();
+    // Kept signal lines stay visible: the signal section leaves those in
+    // the tail to it.
+    let signals: std::collections::HashSet<u64> =
+        sc.signals.recent_linenos().chain(sc.signals.kept_by_priority().iter().map(|k| k.line.lineno)).collect();
     let ring: Vec<(u64, LineBody)> =
         sc.tail.lines().filter(|l| l.lineno > after).map(|l| (l.lineno, l.body())).collect();
-    let keys: Vec<Option<u64>> = ring.iter().map(|&(n, b)| fold_key(b, recent.contains(&n))).collect();
+    let keys: Vec<Option<u64>> = ring.iter().map(|&(n, b)| fold_key(b, signals.contains(&n))).collect();
     // Built newest first, reversed at the end.
     let mut lines: Vec<(u64, bool)> = Vec::new();
     let mut parts: Vec<String> = Vec::new();

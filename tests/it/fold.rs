@@ -223,3 +223,24 @@ proptest! {
         prop_assert!(text.lines().filter_map(fold_count).all(|f| f.0 >= 1 && f.2 + 1 - f.1 == f.0));
     }
 }
+
+/// Sparse signal lines: every one is either listed, in the head or in the
+/// tail (none folded away), and the header counts exactly those.
+#[test]
+fn signal_lines_in_the_grown_tail_are_shown_and_counted() {
+    let words = ["alpha", "beta", "gamma"];
+    let mut input = String::new();
+    for i in 1..=6000 {
+        if i % 150 == 0 {
+            input.push_str(&format!("error: boom number {i}\n"));
+        } else {
+            input.push_str(&format!("plain {i} {}\n", words[i % 3]));
+        }
+    }
+    let (text, h) = outbox(&[], input.as_bytes());
+    let visible = text.lines().filter(|l| l.contains("error: boom number")).count() as u64;
+    assert!(visible > 0);
+    assert_eq!(h["signal_lines_shown"].as_u64(), Some(visible), "{text}");
+    let omitted = h["signal_hits"].as_u64().unwrap() - visible;
+    assert_eq!(omitted > 0, text.contains(&format!("--- {omitted} more signal lines omitted")), "{text}");
+}
