@@ -244,3 +244,19 @@ fn signal_lines_in_the_grown_tail_are_shown_and_counted() {
     let omitted = h["signal_hits"].as_u64().unwrap() - visible;
     assert_eq!(omitted > 0, text.contains(&format!("--- {omitted} more signal lines omitted")), "{text}");
 }
+
+/// A redrawn last line too long to keep whole (only its ends are kept):
+/// its last frame, with a lower bound on the redraws.
+#[test]
+fn a_long_redrawn_last_line_shows_its_last_frame() {
+    let mut input: Vec<u8> = (0..2000).flat_map(|i| format!("line {i} of {}\n", i % 7).into_bytes()).collect();
+    for p in 0..3000 {
+        input.extend_from_slice(format!("\rDownloading {:>5}/3000 chunks", p).as_bytes());
+    }
+    input.extend_from_slice(b"\rDownloaded 3000 chunks.\n");
+    let (text, _) = outbox(&[], &input);
+    let last = text.lines().last().unwrap();
+    // The last frame is shorter than the one before: its end shows.
+    assert!(last.starts_with("Downloaded 3000 chunks.chunks [redrawn at least "), "{last}");
+    assert!(last.ends_with(" times]"), "{last}");
+}
