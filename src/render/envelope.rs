@@ -190,7 +190,7 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
         .is_none_or(|l| fit_whole(l.body(), tail_room.saturating_sub(1).max(MIN_LINE_ROOM), true).is_some());
     let tail_min_cost = if newest_whole { tail_min.used } else { tail_min.used.max(tail_room) };
     let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
-    let reach = head_bodies(sc, first_tail_min - 1).len() as u64;
+    let reach = head_reach(sc, first_tail_min - 1);
     let tail = choose_tail(sc, u64::MAX, usize::MAX, reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, usize::MAX);
@@ -331,8 +331,8 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     // the head, the tail then grows by characters over the lines the head
     // arena cannot show, and the head takes whatever the tail leaves.
     let grow = room.saturating_sub(head_reserve);
-    let head_first = choose_head(sc, head_limit, head_reserve + grow / 2);
-    let reach = head_bodies(sc, head_limit).len() as u64;
+    let reach = head_reach(sc, head_limit);
+    let head_first = choose_head(sc, reach, head_reserve + grow / 2);
     let tail = choose_tail(sc, u64::MAX, tail_min.used + room.saturating_sub(head_first.used), reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, (tail_min.used + room).saturating_sub(tail.used));
@@ -574,18 +574,37 @@ fn place_fold(lines: &[(u64, LineBody)], left: usize) -> Option<(String, usize, 
     (chars <= left).then(|| (format!("{a}\n{marker}{z}\n"), chars, a_ansi + z_ansi))
 }
 
+fn head_keys(sc: &Scanned, bodies: &[LineBody]) -> Vec<Option<u64>> {
+    // The keeper knows the first hits exactly: those stay visible.
+    bodies.iter().enumerate().map(|(i, &b)| fold_key(b, sc.signals.is_early_hit(i as u64 + 1) == Some(true))).collect()
+}
+
+/// The lines (1 to the result) the head grows over first and the tail
+/// never does: the head arena's complete lines up to `limit`, except that
+/// when the arena ends before `limit`, a run of like lines at its end
+/// (which may go on past it) is left to the tail, so that a run the head
+/// and the tail would each hold a part of folds once, in the tail, when
+/// the tail reaches back to it. Line 1 stays the head's.
+fn head_reach(sc: &Scanned, limit: u64) -> u64 {
+    let bodies = head_bodies(sc, limit);
+    let n = bodies.len() as u64;
+    if n >= limit || sc.head_is_all {
+        return n;
+    }
+    let keys = head_keys(sc, &bodies);
+    match fold::runs(&keys).last() {
+        Some(&(a, _)) if keys[a].is_some() => (a as u64).max(1),
+        _ => n,
+    }
+}
+
 /// Lines 1..=limit from the head arena, in order, while they fit in
 /// `room`: runs of like lines folded, the rest whole; line 1 is shortened
 /// in the middle (and shown alone) when it does not fit.
 fn choose_head(sc: &Scanned, limit: u64, room: usize) -> Head {
     let mut head = Head { lines: Vec::new(), out: String::new(), used: 0, ansi: 0 };
     let bodies = head_bodies(sc, limit);
-    // The keeper knows the first hits exactly: those stay visible.
-    let keys: Vec<Option<u64>> = bodies
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| fold_key(b, sc.signals.is_early_hit(i as u64 + 1) == Some(true)))
-        .collect();
+    let keys = head_keys(sc, &bodies);
     let line = |i: usize| (i as u64 + 1, bodies[i]);
     for (a, z) in fold::runs(&keys) {
         if z + 1 - a >= fold::MIN_RUN {
