@@ -335,7 +335,9 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let head_first = choose_head(sc, reach, head_reserve + grow / 2);
     let tail = choose_tail(sc, u64::MAX, tail_min.used + room.saturating_sub(head_first.used), reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
-    let head = choose_head(sc, first_tail - 1, (tail_min.used + room).saturating_sub(tail.used));
+    // Signal lines the tail now shows itself give their room back.
+    let freed: usize = sigs.entries.iter().filter(|e| e.0 >= first_tail).map(|e| e.1.chars().count()).sum();
+    let head = choose_head(sc, first_tail - 1, (tail_min.used + room + freed).saturating_sub(tail.used));
     let h = head.lines.len() as u64;
     // Entries the grown tail now shows itself; counted below when the
     // tail's own count (the recent signal lines) does not know them.
