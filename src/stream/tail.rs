@@ -1,13 +1,16 @@
 //! The last lines of the input, bounded in lines and in bytes.
 //!
-//! Only the lines that could still be printed are kept: at least the asked
-//! number of lines (the tail's minimum), and more while the envelope could
-//! still show them when the other parts leave room: no more bytes before
-//! the newest line than `room` characters could ever show (a character is
-//! at most four bytes), and no more lines than `room` (a shown line costs
-//! at least one character; a folded run is kept line by line, so this
-//! bounds memory, not what a fold can stand for). The newest line is
-//! always kept, cut to its two ends when long. A block's complete lines
+//! Only the lines that could still be printed are kept: the asked number of
+//! lines within what the tail budget could ever show (a character is at
+//! most four bytes), and more while the envelope could still show them
+//! when the other parts leave room: up to `room` bytes before the newest
+//! line (a full budget of one-byte characters; text of wider characters
+//! grows the tail less far) and no more lines than `room` (a shown line
+//! costs at least one character; a folded run is kept line by line, so
+//! this bounds memory, not what a fold can stand for). Pushing every line
+//! of a block would cost time in proportion to the input: the walk back
+//! over a block stops at these bounds. The newest line is always kept, cut
+//! to its two ends when long. A block's complete lines
 //! are pushed from its end backwards, so the cost per block is the size of
 //! the tail, not of the block.
 
@@ -37,13 +40,12 @@ impl TailRing {
     /// lines up to `room` characters of the envelope; a long line keeps the
     /// ends `piece_for(tail_budget)` gives.
     pub fn new(min_lines: usize, tail_budget: usize, room: usize) -> TailRing {
-        let chars = tail_budget.max(room).max(64);
         TailRing {
             lines: VecDeque::new(),
             spare: Vec::new(),
             max_lines: min_lines.max(room),
             piece: piece_for(tail_budget),
-            older_cap: chars.saturating_mul(4),
+            older_cap: tail_budget.max(64).saturating_mul(4).max(room),
             held: 0,
             scratch: Vec::new(),
         }
@@ -180,22 +182,22 @@ mod tests {
 
     #[test]
     fn room_keeps_more_lines_than_asked_up_to_its_bytes() {
-        let mut t = TailRing::new(2, 100, 1000); // older cap 4000 bytes
+        let mut t = TailRing::new(2, 100, 4000); // older cap 4000 bytes
         let line = vec![b'y'; 99];
         for i in 1..=100 {
             t.push(i, LineBody::Whole(&line));
         }
         // 40 older lines of 100 bytes fill the cap, the newest is apart.
         assert_eq!(t.len(), 41);
-        let mut split = TailRing::new(2, 100, 1000);
+        let mut split = TailRing::new(2, 100, 4000);
         let region: Vec<u8> = (0..100).flat_map(|_| [&line[..], b"\n"].concat()).collect();
         split.push_region(&region[..5000], 1, 50);
         split.push_region(&region[5000..], 51, 50);
         assert_eq!(linenos(&split), linenos(&t));
         // Short lines: the room bounds their number.
-        let mut n = TailRing::new(2, 100, 1000);
+        let mut n = TailRing::new(2, 100, 1000); // older cap 1000 bytes
         n.push_region(&b"1\n".repeat(5000), 1, 5000);
-        assert_eq!(n.len(), 1000);
+        assert_eq!(n.len(), 501);
         assert_eq!(n.lines().last().unwrap().lineno, 5000);
     }
 
