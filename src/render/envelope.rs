@@ -2,14 +2,21 @@
 //! scanner's result and returns the text, so it is easy to property-test.
 //!
 //! Order of reservation (decided before anything is rendered): the fixed
-//! parts (header sized with worst-case figures, notes, section markers),
-//! then the tail block, then the head reservation, then signal lines; what
-//! signal lines leave over extends the head. Nothing is cut after assembly:
-//! every piece is measured in displayed characters as it is placed, so the
-//! total never exceeds the budget.
+//! parts (header sized with worst-case figures, notes, section markers, a
+//! share for the gap marker), then the tail's minimum (the asked lines
+//! within the tail budget), then the head's reservation (only what the head
+//! uses of it), then signal lines. The reservations are minimums: what is
+//! left flows, up to half of it to the head first (newest-first outputs keep
+//! their top), then to the tail, by characters, over the lines the head
+//! arena cannot reach, then whatever the tail leaves back to the head.
+//! Nothing is cut after assembly: every piece is measured in displayed
+//! characters as it is placed, so the total never exceeds the budget.
 //!
 //! Printed order follows the input: header, notes, head, the gap marker,
-//! signal lines from the gap (with line numbers), tail.
+//! signal lines from the gap (with line numbers), tail; a section with
+//! nothing to show is left out. In the head and the tail, runs of like
+//! lines are folded (`render::fold`) and redrawn lines settled
+//! (`text::redraw`).
 //!
 //! Also here, because they follow the same rules: passthrough's safe copy
 //! (small input shown line by line exactly as the envelope shows a line),
@@ -23,21 +30,25 @@ use std::fmt::Write as _;
 use regex::bytes::Regex;
 use serde::Serialize;
 
+use crate::render::ends::{choose_head, choose_tail, head_reach};
 use crate::render::facts::RunFacts;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
 use crate::stream::signal::{shape as signal_shape, Group, SignalKeeper, SIGNAL_LINE_CHARS};
+use crate::text::redraw;
 use crate::text::sanitize::{display, is_unsafe_char, Display};
 use crate::text::shorten::{cut_marker, shorten_text};
 
 pub const HEADER_OPEN: &str = "<<<OUTBOX-HEADER";
 pub const HEADER_CLOSE: &str = "OUTBOX-HEADER";
 /// A shortened line never gets less room than this.
-const MIN_LINE_ROOM: usize = 48;
+pub(super) const MIN_LINE_ROOM: usize = 48;
 /// Characters a note (`--- … ---` before the head) may take: longer ones
 /// are cut in the middle with the cut marker, like every other shortening.
 const NOTE_CHARS: usize = 160;
+/// Characters the gap marker may take with its inventory, at most.
+const GAP_CHARS: usize = 400;
 /// Characters a block line (after a signal line) may take.
 const BLOCK_LINE_CHARS: usize = 200;
 
@@ -157,17 +168,19 @@ pub fn safe_copy(raw: &[u8]) -> String {
 
 /// The smallest budget at which the envelope shows the same lines as an
 /// unbounded budget would (every line whole when the input is kept whole),
-/// computed from the header size rule instead of rendered: the fixed parts
-/// at that budget (its digits are in the header), the head and tail lines
-/// as an unbounded render places them, room for the kept signal lines
-/// between the smallest provisional head and the tail (the renderer places
-/// those before it extends the head), and line 1's minimum room. `info` should carry worst-case figures for what is not yet
-/// known (the path, the command).
+/// computed from the header size rule and the renderer's order instead of
+/// rendered: the fixed parts at that budget (its digits are in the
+/// header), the head and the grown tail as an unbounded render places
+/// them, and the kept signal lines between the provisional head and the
+/// tail's minimum (placed before head and tail grow, so the budget must
+/// hold them next to the tail's minimum and the head's reservation).
+/// `info` should carry worst-case figures for what is not yet known (the
+/// path, the command).
 pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let tail_room = b.tail_budget.saturating_sub(tail_marker(asked, asked).chars().count());
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
-    let tail = choose_tail(sc, asked, tail_room);
+    let tail_min = choose_tail(sc, asked, tail_room, 0);
     // A newest line shortened to fit the tail budget is shortened the same
     // way only when the tail gets all of that budget.
     let newest_whole = sc
@@ -175,16 +188,19 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
         .lines()
         .next_back()
         .is_none_or(|l| fit_whole(l.body(), tail_room.saturating_sub(1).max(MIN_LINE_ROOM), true).is_some());
-    let tail_cost = if newest_whole { tail.used } else { tail.used.max(tail_room) };
+    let tail_min_cost = if newest_whole { tail_min.used } else { tail_min.used.max(tail_room) };
+    let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let reach = head_reach(sc, first_tail_min - 1);
+    let tail = choose_tail(sc, u64::MAX, usize::MAX, reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, usize::MAX);
-    // Signal lines are placed only past the provisional head, which gets
-    // at least its reservation (or all the head lines, when the room is
-    // smaller than that): only those can take room from the head.
     let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
-    let provisional = choose_head(sc, first_tail - 1, reserve.min(head.used)).lines.len() as u64;
-    let signals = choose_signals(sc, provisional, first_tail, usize::MAX, &info.new_shapes).used;
-    let lines = (head.used + tail_cost + signals + head_min).max(2 * (MIN_LINE_ROOM + 1));
+    let provisional = choose_head(sc, first_tail_min - 1, reserve);
+    let reserve = provisional.used;
+    let provisional = provisional.lines.len() as u64;
+    let signals = choose_signals(sc, provisional, first_tail_min, usize::MAX, &info.new_shapes).used;
+    let grown = head.used + tail.used.max(tail_min_cost);
+    let lines = (signals + grown.max(tail_min_cost + reserve) + head_min).max(2 * (MIN_LINE_ROOM + 1));
     // The fixed parts grow with the budget's digits: settle in a few steps.
     let mut n = lines;
     loop {
@@ -241,9 +257,12 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     header_block(sc, b, info, worst).chars().count()
         + notes_len
         + head_marker(sc.lines, b.budget as u64).chars().count()
-        + gap_room(sc, b.budget)
-        + signal_marker(hits, hits).chars().count()
-        + if hits > 0 { omitted_marker(hits, sc.signals).chars().count() } else { 0 }
+        + gap_room(sc, b)
+        + if hits > 0 {
+            signal_marker(hits, hits).chars().count() + omitted_marker(hits, sc.signals).chars().count()
+        } else {
+            0
+        }
         + tail_marker(asked, asked).chars().count()
 }
 
@@ -282,31 +301,46 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let fixed = fixed_cost(sc, b, info);
     let mut room = b.budget.saturating_sub(fixed);
 
-    // 1. Tail, reserved first: the verdict lives there.
+    // 1. The tail's minimum, reserved first: the verdict lives there.
     // ... but line 1 keeps enough room to show its two ends.
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
     let tail_room = b.tail_budget.saturating_sub(tail_marker_res).min(room.saturating_sub(head_min));
-    let tail = choose_tail(sc, asked, tail_room);
-    room = room.saturating_sub(tail.used);
-    let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
-    let head_limit = first_tail - 1;
+    let tail_min = choose_tail(sc, asked, tail_room, 0);
+    room = room.saturating_sub(tail_min.used);
+    let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
+    let head_limit = first_tail_min - 1;
 
-    // 2. Head reservation, 3. signal lines, 4. the rest extends the head.
+    // 2. Head reservation, 3. signal lines between them.
     // Line 1 always gets room enough to show at least its two ends.
     let head_reserve = b.head_budget.saturating_sub(head_marker_res).max(head_min).min(room);
     let provisional = choose_head(sc, head_limit, head_reserve);
     let h0 = provisional.lines.len() as u64;
+    // A head that needs less than its reservation (short or folded lines)
+    // leaves the rest to the signal lines.
+    let head_reserve = provisional.used;
     let sig_room = room - head_reserve;
-    let mut sigs = choose_signals(sc, h0, first_tail, sig_room, &info.new_shapes);
+    let mut sigs = choose_signals(sc, h0, first_tail_min, sig_room, &info.new_shapes);
     room -= sigs.used;
-    let head = choose_head(sc, head_limit, room);
+
+    // 4. What is left flows: half of it (beyond the reservation) may grow
+    // the head, the tail then grows by characters over the lines the head
+    // arena cannot show, and the head takes whatever the tail leaves.
+    let grow = room.saturating_sub(head_reserve);
+    let reach = head_reach(sc, head_limit);
+    let head_first = choose_head(sc, reach, head_reserve + grow / 2);
+    let tail = choose_tail(sc, u64::MAX, tail_min.used + room.saturating_sub(head_first.used), reach);
+    let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
+    // Signal lines the tail now shows itself give their room back.
+    let freed: usize = sigs.entries.iter().filter(|e| e.0 >= first_tail).map(|e| e.1.chars().count()).sum();
+    let head = choose_head(sc, first_tail - 1, (tail_min.used + room + freed).saturating_sub(tail.used));
     let h = head.lines.len() as u64;
-    sigs.entries.retain(|e| e.0 > h);
+    sigs.entries.retain(|e| e.0 > h && e.0 < first_tail);
 
     // S, the signal lines shown, counts each hit at most once: every line
     // of a group whose count is printed, plus the other signal lines that
     // are visible (in the head, listed, in the tail). K = M - S.
-    let head_hits = head.lines.iter().enumerate().filter_map(|(i, l)| {
+    let mut visible: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    for (i, l) in head.lines.iter().enumerate() {
         let lineno = i as u64 + 1;
         // The keeper knows the first hits exactly (with family
         // knowledge the regex alone would also match verdict lines).
@@ -315,39 +349,44 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
             None if l.cut => sc.signals.first_lineno() == Some(lineno),
             None => signal.is_match(&l.raw),
         };
-        let first_shape = || sc.signals.first().map_or(0, |k| signal_shape(k.line.body()));
-        hit.then(|| if l.cut { first_shape() } else { signal_shape(LineBody::Whole(&l.raw)) })
-    });
-    let recent: std::collections::HashMap<u64, u64> =
-        sc.signals.recent().map(|k| (k.line.lineno, signal_shape(k.line.body()))).collect();
-    let tail_hits = tail.lines.iter().filter_map(|l| recent.get(&l.0).copied());
-    let listed = sigs.shapes.iter().filter(|e| e.0 > h);
-    let grouped: std::collections::HashSet<u64> = listed.clone().filter(|e| e.2).map(|e| e.1).collect();
+        if hit {
+            let first_shape = || sc.signals.first().map_or(0, |k| signal_shape(k.line.body()));
+            visible.insert(lineno, if l.cut { first_shape() } else { signal_shape(LineBody::Whole(&l.raw)) });
+        }
+    }
+    let in_tail = |lineno: u64| lineno >= first_tail && lineno <= sc.lines;
+    for k in sc.signals.recent().filter(|k| in_tail(k.line.lineno)) {
+        visible.insert(k.line.lineno, signal_shape(k.line.body()));
+    }
+    // Listed lines the grown tail now shows itself count as tail lines;
+    // only the lines still listed carry their group's note.
+    for e in sigs.shapes.iter().filter(|e| e.0 > h) {
+        visible.insert(e.0, e.1);
+    }
+    let listed = sigs.shapes.iter().filter(|e| e.0 > h && e.0 < first_tail);
+    let grouped: std::collections::HashSet<u64> = listed.filter(|e| e.2).map(|e| e.1).collect();
     let represented: u64 = grouped.iter().filter_map(|sh| sc.signals.group(*sh)).map(|g| g.count).sum();
-    let visible = head_hits.chain(listed.map(|e| e.1)).chain(tail_hits);
-    let shown_signals = represented + visible.filter(|sh| !grouped.contains(sh)).count() as u64;
+    let shown_signals = represented + visible.values().filter(|sh| !grouped.contains(sh)).count() as u64;
     let ansi = head.ansi + tail.ansi + sigs.ansi;
 
-    let shown = Shown {
-        head: h,
-        tail: tail.lines.len() as u64,
-        tail_dropped: asked - tail.lines.len() as u64,
-        signals: shown_signals,
-        ansi,
-    };
+    let covered = tail.lines.len() as u64;
+    let shown =
+        Shown { head: h, tail: covered, tail_dropped: asked.saturating_sub(covered), signals: shown_signals, ansi };
     let mut out = header_block(sc, b, info, shown);
     for n in &notes {
         out.push_str(n);
     }
-    out.push_str(&head_marker(h, head.used as u64));
-    for l in &head.lines {
-        out.push_str(&l.text);
-        out.push('\n');
+    // A section with nothing in it is not printed.
+    if h > 0 {
+        out.push_str(&head_marker(h, head.used as u64));
+        out.push_str(&head.out);
     }
     if first_tail > h + 1 {
-        out.push_str(&gap_marker(sc, h + 1, first_tail - 1, gap_room(sc, b.budget)));
+        out.push_str(&gap_marker(sc, h + 1, first_tail - 1, gap_room(sc, b)));
     }
-    out.push_str(&signal_marker(shown_signals, hits));
+    if !sigs.entries.is_empty() || shown_signals < hits {
+        out.push_str(&signal_marker(shown_signals, hits));
+    }
     sigs.entries.sort_by_key(|e| e.0);
     for (_, text) in &sigs.entries {
         out.push_str(text);
@@ -355,10 +394,9 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     if shown_signals < hits {
         out.push_str(&omitted_marker(hits - shown_signals, sc.signals));
     }
-    out.push_str(&tail_marker(tail.lines.len() as u64, asked));
-    for l in &tail.lines {
-        out.push_str(&l.1);
-        out.push('\n');
+    if covered > 0 {
+        out.push_str(&tail_marker(covered, asked));
+        out.push_str(&tail.out);
     }
     debug_assert!(out.chars().count() <= b.budget, "envelope over budget: {} > {}", out.chars().count(), b.budget);
     out
@@ -493,6 +531,12 @@ pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String 
     format!("{open}{items} ---\n")
 }
 
+/// Characters reserved for the gap marker: the plain marker at its widest,
+/// or a share of the budget for the inventory of what the gap holds.
+fn gap_room(sc: &Scanned, b: &Budgets) -> usize {
+    gap_marker(sc, sc.lines, sc.lines, 0).chars().count().max((b.budget / 32).min(GAP_CHARS))
+}
+
 /// S of M: M hits in the whole input; S of them shown or represented (see
 /// `render_with`).
 fn signal_marker(shown: u64, hits: u64) -> String {
@@ -513,97 +557,6 @@ fn omitted_marker(k: u64, signals: &SignalKeeper) -> String {
 
 fn tail_marker(shown: u64, asked: u64) -> String {
     format!("--- tail {shown}/{asked} lines ---\n")
-}
-
-struct HeadLine {
-    raw: Vec<u8>,
-    cut: bool,
-    text: String,
-}
-
-struct Head {
-    lines: Vec<HeadLine>,
-    used: usize,
-    ansi: u64,
-}
-
-/// Lines 1..=limit from the head arena, whole, while they fit in `room`;
-/// line 1 is shortened in the middle when it alone does not fit.
-fn choose_head(sc: &Scanned, limit: u64, room: usize) -> Head {
-    let mut head = Head { lines: Vec::new(), used: 0, ansi: 0 };
-    let mut rest = sc.head;
-    let mut lineno = 0u64;
-    while lineno < limit {
-        lineno += 1;
-        let body = match memchr::memchr(b'\n', rest) {
-            Some(k) => {
-                let line = &rest[..k];
-                rest = &rest[k + 1..];
-                LineBody::Whole(crate::stream::tail::strip_cr(line))
-            }
-            None if sc.head_is_all && !rest.is_empty() => {
-                let line = rest;
-                rest = &[];
-                LineBody::Whole(line)
-            }
-            None if lineno == 1 => match sc.first_line {
-                Some(l) => l.body(),
-                None => break,
-            },
-            None => break,
-        };
-        let left = room.saturating_sub(head.used);
-        let fitted = if lineno == 1 {
-            fit_or_shorten(body, left.saturating_sub(1), true)
-        } else {
-            fit_whole(body, left.saturating_sub(1), true)
-        };
-        let Some((text, chars, ansi)) = fitted else { break };
-        if chars + 1 > left {
-            break;
-        }
-        head.used += chars + 1;
-        head.ansi += ansi;
-        let (raw, cut) = match body {
-            LineBody::Whole(b) => (b.to_vec(), false),
-            LineBody::Cut { .. } => (Vec::new(), true),
-        };
-        head.lines.push(HeadLine { raw, cut, text });
-        if matches!(body, LineBody::Cut { .. }) {
-            break;
-        }
-    }
-    head
-}
-
-struct Tail {
-    /// (line number, text), oldest first.
-    lines: Vec<(u64, String)>,
-    used: usize,
-    ansi: u64,
-}
-
-/// The last `asked` lines, newest first, while they fit; the newest is
-/// always included, shortened in the middle when it must be.
-fn choose_tail(sc: &Scanned, asked: u64, room: usize) -> Tail {
-    let mut tail = Tail { lines: Vec::new(), used: 0, ansi: 0 };
-    for (i, line) in sc.tail.lines().rev().take(asked as usize).enumerate() {
-        let left = room.saturating_sub(tail.used);
-        let fitted = if i == 0 {
-            fit_or_shorten(line.body(), left.saturating_sub(1).max(MIN_LINE_ROOM), true)
-        } else {
-            fit_whole(line.body(), left.saturating_sub(1), true)
-        };
-        let Some((text, chars, ansi)) = fitted else { break };
-        if i > 0 && chars + 1 > left {
-            break;
-        }
-        tail.used += chars + 1;
-        tail.ansi += ansi;
-        tail.lines.push((line.lineno, text));
-    }
-    tail.lines.reverse();
-    tail
 }
 
 struct Signals {
@@ -689,26 +642,37 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
 
 /// The line whole, if its display fits in `max` chars. `guard`: the line
 /// starts an output line, so marker imitations are escaped.
-fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
+pub(super) fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
     match body {
         LineBody::Whole(b) => {
-            let d = line_display(b, guard);
+            let d = shown_display(b, guard);
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
             (chars <= max).then_some((d.text, chars, ansi))
         }
-        LineBody::Cut { .. } => None,
+        LineBody::Cut { prefix, suffix, .. } => {
+            let d = cut_redraw(prefix, suffix, guard)?;
+            let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
+            (chars <= max).then_some((d.text, chars, ansi))
+        }
     }
 }
 
 /// The line whole if it fits, else shortened in the middle with a marker
-/// that counts the input characters cut, keeping more of its end.
+/// that counts the input characters cut. A line that starts an output
+/// line (`guard`: head and tail) keeps more of its end, where a verdict
+/// is; a line printed after its number (signal and block lines) keeps
+/// more of its start, where the message is.
 pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String, usize, u64)> {
     if let Some(whole) = fit_whole(body, max, guard) {
         return Some(whole);
     }
     let (pd, sd, total) = match body {
         LineBody::Whole(b) => {
-            let d = line_display(b, guard);
+            let d = shown_display(b, guard);
+            let n = d.input_chars() as u64;
+            (d.clone(), d, n)
+        }
+        LineBody::Cut { prefix, suffix, .. } if let Some(d) = cut_redraw(prefix, suffix, guard) => {
             let n = d.input_chars() as u64;
             (d.clone(), d, n)
         }
@@ -721,15 +685,50 @@ pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String
             (pd, sd, chars)
         }
     };
-    Some(shorten(&pd, &sd, total, max))
+    Some(shorten(&pd, &sd, total, max, !guard))
 }
 
+/// A line as passthrough's safe copy shows it: sanitised, a marker
+/// imitation escaped.
 fn line_display(b: &[u8], guard: bool) -> Display {
     let mut d = display(b);
     if guard && imitates_marker(&d.text, &d.text) {
         d.escape_first();
     }
     d
+}
+
+/// A line as the envelope shows it: like the safe copy, but a line redrawn
+/// with carriage returns (or erased and rewritten) is shown as a terminal
+/// leaves it, with how often it was redrawn. The note is part of the text
+/// that is measured and, when too long, shortened.
+fn shown_display(b: &[u8], guard: bool) -> Display {
+    let Some(s) = redraw::settle(b) else { return line_display(b, guard) };
+    settled_display(&s.text, &redraw_note(s.redraws, ""), s.escapes, guard)
+}
+
+/// A cut line whose kept end is redrawn: the frames in its kept end, as a
+/// terminal leaves them (the frames in the cut middle are not known, so
+/// the count is a lower bound).
+fn cut_redraw(prefix: &[u8], suffix: &[u8], guard: bool) -> Option<Display> {
+    let k = memchr::memchr(b'\r', suffix)?;
+    let s = redraw::settle(&suffix[k..])?;
+    let before = memchr::memchr_iter(b'\r', prefix).count() as u64;
+    Some(settled_display(&s.text, &redraw_note(s.redraws + before, "at least "), s.escapes, guard))
+}
+
+fn settled_display(text: &[u8], note: &str, escapes: u32, guard: bool) -> Display {
+    let mut raw = text.to_vec();
+    raw.extend_from_slice(note.as_bytes());
+    let mut d = line_display(&raw, guard);
+    d.ansi_stripped += escapes;
+    d
+}
+
+/// Follows a redrawn line's final frame.
+fn redraw_note(redraws: u64, bound: &str) -> String {
+    let times = if redraws == 1 { "time" } else { "times" };
+    format!(" [redrawn {bound}{redraws} {times}]")
 }
 
 /// Whether a line starting with `start` and ending with `end` could be
@@ -740,11 +739,42 @@ fn imitates_marker(start: &str, end: &str) -> bool {
         || start.starts_with(HEADER_CLOSE)
 }
 
-fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize, u64) {
-    let marker_max = cut_marker(total).chars().count();
-    let keep = max.saturating_sub(marker_max);
-    let a = keep / 3;
-    let b = keep - a;
+fn shorten(pd: &Display, sd: &Display, total: u64, max: usize, keep_start: bool) -> (String, usize, u64) {
+    // First with room for the longest marker; when the marker comes out
+    // shorter (fewer chars cut), once more with the room it left.
+    let worst = cut_marker(total).chars().count();
+    let (s, chars, ansi, marker) = shorten_with(pd, sd, total, max, keep_start, worst);
+    if marker < worst {
+        let again = shorten_with(pd, sd, total, max, keep_start, marker);
+        if again.1 <= max {
+            return (again.0, again.1, again.2);
+        }
+    }
+    (s, chars, ansi)
+}
+
+/// `shorten` with `marker_room` chars set aside for the marker; also
+/// returns the marker's length.
+fn shorten_with(
+    pd: &Display,
+    sd: &Display,
+    total: u64,
+    max: usize,
+    keep_start: bool,
+    marker_room: usize,
+) -> (String, usize, u64, usize) {
+    let keep = max.saturating_sub(marker_room);
+    // A cut line's kept ends may be shorter than their share: what one end
+    // cannot use goes to the other, so more room never shows less.
+    let a = if keep_start { keep - keep / 3 } else { keep / 3 };
+    let b = if pd.chars() < a {
+        keep - pd.chars()
+    } else if sd.chars() < keep - a {
+        sd.chars()
+    } else {
+        keep - a
+    };
+    let a = keep - b;
     let (ptext, pin, pdisp) = pd.prefix(a);
     let (stext, sin, sdisp) = sd.suffix(b);
     let cut = total.saturating_sub((pin + sin) as u64);
@@ -753,8 +783,8 @@ fn shorten(pd: &Display, sd: &Display, total: u64, max: usize) -> (String, usize
     s.push_str(ptext);
     s.push_str(&marker);
     s.push_str(stext);
-    let chars = pdisp + marker.chars().count() + sdisp;
-    (s, chars, (pd.ansi_stripped + sd.ansi_stripped) as u64)
+    let marker_len = marker.chars().count();
+    (s, pdisp + marker_len + sdisp, (pd.ansi_stripped + sd.ansi_stripped) as u64, marker_len)
 }
 
 /// What a group's listed line adds: ` [× N: lines A, B, C, …, Z]`, the
@@ -848,13 +878,3 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
     out.sort_by(|a, b| b.count.total_cmp(&a.count));
     out
 }
-
-/// Characters the gap marker gets: the plain marker at its longest, or a
-/// small share of the budget for a few of the gap's shapes. (A stand-in
-/// until the budget flow gives the marker what the other parts leave.)
-fn gap_room(sc: &Scanned, budget: usize) -> usize {
-    gap_marker(sc, sc.lines, sc.lines, 0).chars().count().max((budget / 50).min(GAP_MARKER_CHARS))
-}
-
-/// Characters the gap marker with its inventory takes at most.
-const GAP_MARKER_CHARS: usize = 160;

@@ -5,11 +5,14 @@
 
 /// Total characters the output may use (`--budget`).
 pub const BUDGET: usize = 14_000;
-/// Characters reserved first for the tail block (`--tail-budget`).
+/// Characters reserved first for the tail block (`--tail-budget`): the
+/// tail's minimum; room the other parts leave grows it.
 pub const TAIL_BUDGET: usize = 3_000;
-/// Characters reserved for the head before signal lines (`--head-budget`).
+/// Characters reserved for the head before signal lines (`--head-budget`):
+/// a minimum, when the head has lines to fill it.
 pub const HEAD_BUDGET: usize = 1_000;
-/// Last lines asked for in the tail (`--tail`).
+/// Last lines asked for in the tail (`--tail`): at least these, when they
+/// fit the tail budget; more when room is left.
 pub const TAIL_LINES: usize = 20;
 /// Size against which `spill_ratio_chars` is computed (`--spill-limit`).
 pub const SPILL_LIMIT: u64 = 100_000;

@@ -157,7 +157,7 @@ pub struct Scanned<'a> {
 
 impl Scanner {
     pub fn new(cfg: ScanConfig) -> Scanner {
-        let tail = TailRing::new(cfg.tail_lines.max(1), cfg.tail_budget);
+        let tail = TailRing::new(cfg.tail_lines.max(1), cfg.tail_budget, cfg.budget);
         // Enough kept signal lines to fill any budget with short ones, but
         // bounded: an entry is at least ~8 chars ("12: x\n").
         let distinct = (cfg.budget / 16).clamp(16, 4096);

@@ -1,11 +1,18 @@
 //! The last lines of the input, bounded in lines and in bytes.
 //!
-//! Only the lines that could still be printed are kept: at most the asked
-//! number of lines, and no more bytes before the newest line than the tail
-//! budget could ever show (a character is at least one byte). The newest
-//! line is always kept, cut to its two ends when long. A block's complete
-//! lines are pushed from its end backwards, so the cost per block is the
-//! size of the tail, not of the block.
+//! Only the lines that could still be printed are kept: the asked number of
+//! lines within what the tail budget could ever show (a character is at
+//! most four bytes), and more while the envelope could still show them
+//! when the other parts leave room: up to `room` bytes before the newest
+//! line (a full budget of one-byte characters; text of wider characters
+//! grows the tail less far) and no more lines than `room` (a shown line
+//! costs at least one character; a folded run is kept line by line, so
+//! this bounds memory, not what a fold can stand for). Pushing every line
+//! of a block would cost time in proportion to the input: the walk back
+//! over a block stops at these bounds. The newest line is always kept, cut
+//! to its two ends when long. A block's complete lines
+//! are pushed from its end backwards, so the cost per block is the size of
+//! the tail, not of the block.
 
 use std::collections::VecDeque;
 
@@ -29,13 +36,16 @@ pub struct TailRing {
 }
 
 impl TailRing {
-    pub fn new(max_lines: usize, tail_budget: usize) -> TailRing {
+    /// Keeps at least `min_lines` lines (when their bytes allow), and
+    /// lines up to `room` characters of the envelope; a long line keeps the
+    /// ends `piece_for(tail_budget)` gives.
+    pub fn new(min_lines: usize, tail_budget: usize, room: usize) -> TailRing {
         TailRing {
             lines: VecDeque::new(),
             spare: Vec::new(),
-            max_lines,
+            max_lines: min_lines.max(room),
             piece: piece_for(tail_budget),
-            older_cap: tail_budget.max(64).saturating_mul(4),
+            older_cap: tail_budget.max(64).saturating_mul(4).max(room),
             held: 0,
             scratch: Vec::new(),
         }
@@ -149,7 +159,7 @@ mod tests {
 
     #[test]
     fn keeps_last_n_lines_across_regions() {
-        let mut t = TailRing::new(3, 3000);
+        let mut t = TailRing::new(3, 3000, 0);
         t.push_region(b"a\nb\nc\nd\n", 1, 4);
         assert_eq!(linenos(&t), vec![2, 3, 4]);
         t.push_region(b"e\n", 5, 1);
@@ -160,7 +170,7 @@ mod tests {
 
     #[test]
     fn bytes_bound_older_lines_but_never_the_newest() {
-        let mut t = TailRing::new(100, 100); // older cap 400 bytes
+        let mut t = TailRing::new(100, 100, 0); // older cap 400 bytes
         let long = vec![b'x'; 1000];
         for i in 1..=20 {
             t.push(i, LineBody::Whole(&long));
@@ -171,8 +181,29 @@ mod tests {
     }
 
     #[test]
+    fn room_keeps_more_lines_than_asked_up_to_its_bytes() {
+        let mut t = TailRing::new(2, 100, 4000); // older cap 4000 bytes
+        let line = vec![b'y'; 99];
+        for i in 1..=100 {
+            t.push(i, LineBody::Whole(&line));
+        }
+        // 40 older lines of 100 bytes fill the cap, the newest is apart.
+        assert_eq!(t.len(), 41);
+        let mut split = TailRing::new(2, 100, 4000);
+        let region: Vec<u8> = (0..100).flat_map(|_| [&line[..], b"\n"].concat()).collect();
+        split.push_region(&region[..5000], 1, 50);
+        split.push_region(&region[5000..], 51, 50);
+        assert_eq!(linenos(&split), linenos(&t));
+        // Short lines: the room bounds their number.
+        let mut n = TailRing::new(2, 100, 1000); // older cap 1000 bytes
+        n.push_region(&b"1\n".repeat(5000), 1, 5000);
+        assert_eq!(n.len(), 501);
+        assert_eq!(n.lines().last().unwrap().lineno, 5000);
+    }
+
+    #[test]
     fn crlf_is_stripped() {
-        let mut t = TailRing::new(5, 3000);
+        let mut t = TailRing::new(5, 3000, 0);
         t.push_region(b"one\r\ntwo\r\n", 1, 2);
         let v: Vec<_> = t
             .lines()

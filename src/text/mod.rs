@@ -1,8 +1,10 @@
 //! Text, the leaf layer: counting characters of lossy UTF-8, making
 //! untrusted bytes safe to print (one list of unsafe characters), shortening
-//! with the one cut marker, line shapes (variable parts folded), sizes,
+//! with the one cut marker, line shapes (variable parts folded), redrawn
+//! lines as a terminal leaves them, sizes,
 //! and messages to stderr.
 
+pub mod redraw;
 pub mod sanitize;
 pub mod shape;
 pub mod shorten;

@@ -6,7 +6,7 @@
 //! Folded: every run of ASCII digits (numbers, timestamps, sizes, line
 //! numbers, versions) becomes `#`, and so does a token of at least
 //! `HEX_MIN` hex digits with a digit in it (commit ids, addresses, UUID
-//! parts). Kept literal: a path-like token (one holding `/` or `\`), digits
+//! parts). Kept literal: a path-like token (one holding `/` or `\` and a letter), digits
 //! included, because which file a line names is what it means; and
 //! everything else. A run of spaces or tabs counts as one space, so column
 //! alignment does not split a run of otherwise equal lines.
@@ -51,7 +51,9 @@ fn walk(line: &[u8], mut emit: impl FnMut(&[u8])) {
 /// One token: a path stays literal; otherwise its id-like words and digit
 /// runs fold.
 fn token(t: &[u8], emit: &mut impl FnMut(&[u8])) {
-    if t.iter().any(|&b| b == b'/' || b == b'\\') {
+    // A path names letters somewhere (`src/lib2.rs`); `3/3000` and
+    // `2026/12/03` are numbers.
+    if t.iter().any(|&b| b == b'/' || b == b'\\') && t.iter().any(u8::is_ascii_alphabetic) {
         emit(t);
         return;
     }
@@ -131,6 +133,8 @@ mod tests {
     fn paths_stay_literal_and_words_stay_apart() {
         assert_eq!(s("--> src/lib2.rs:705:9"), "--> src/lib2.rs:#:#");
         assert_ne!(hash(b"error in src/a.rs"), hash(b"error in src/b.rs"));
+        // Slashes between numbers only make a fraction or a date, not a path.
+        assert_eq!(s("progress 12/3000 shards, 2026/12/03"), "progress #/# shards, #/#/#");
         assert_ne!(hash(b"Compiling foo"), hash(b"Checking foo"));
         // Hex words without a digit are words.
         assert_eq!(s("deadbeef facade"), "deadbeef facade");

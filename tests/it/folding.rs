@@ -31,7 +31,14 @@ fn listed(out: &str) -> Vec<(u64, Option<u64>)> {
 /// (S, M) from `--- signal lines (S of M shown) ---`, and K from the
 /// omitted marker (0 without one).
 fn counts(out: &str) -> (u64, u64, u64) {
-    let m = out.split_once("--- signal lines (").unwrap().1;
+    // No section: every signal line is in the head or the tail (the
+    // header still counts them), or there are none.
+    let Some((_, m)) = out.split_once("--- signal lines (") else {
+        let h = header(out);
+        let m = h["signal_hits"].as_u64().unwrap_or(0);
+        assert_eq!(h["signal_lines_shown"].as_u64(), Some(m), "no section, yet lines omitted:\n{out}");
+        return (m, m, 0);
+    };
     let (s, rest) = m.split_once(" of ").unwrap();
     let total = rest.split_once(' ').unwrap().0;
     let k = out
@@ -186,8 +193,9 @@ fn the_gap_marker_names_what_the_gap_holds() {
     let out = render(data.as_bytes(), &[], &b, None);
     let marker = out.lines().find(|l| l.starts_with("--- lines ")).expect("a gap marker");
     let n: u64 = marker.split_once(" not shown (").unwrap().1.split(' ').next().unwrap().parse().unwrap();
-    // Every gap line is a Compiling line, counted exactly (a small input).
-    assert!(n > 2000 && n < 3000, "{marker}");
+    // Every gap line is a Compiling line, counted exactly (a small input;
+    // head and tail grow over folded runs, so the gap is what they leave).
+    assert!(n > 500 && n < 3000, "{marker}");
     assert!(marker.ends_with(&format!("({n} lines): {n} × \"Compiling crate# v#.#.#\" ---")), "{marker}");
 }
 

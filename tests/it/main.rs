@@ -7,6 +7,7 @@ mod cli;
 mod envelope;
 mod families;
 mod faults;
+mod fold;
 mod folding;
 mod fuzz_regressions;
 mod history;

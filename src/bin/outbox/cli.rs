@@ -204,8 +204,8 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "REGEX", value_parser = parse_signal, env = "OUTBOX_SIGNAL")]
     pub signal: Option<Regex>,
 
-    /// Number of last lines asked for in the tail (at least 1: the last line
-    /// is always kept).
+    /// Number of last lines asked for in the tail, at least (at least 1: the
+    /// last line is always kept); room left over shows more.
     #[arg(long, value_name = "N", default_value_t = defaults::TAIL_LINES, value_parser = parse_tail, env = "OUTBOX_TAIL")]
     pub tail: usize,
 
@@ -214,12 +214,13 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "CHARS", value_parser = parse_budget, env = "OUTBOX_BUDGET")]
     pub budget: Option<usize>,
 
-    /// Characters reserved first for the tail block.
+    /// Characters reserved first for the tail block (a minimum: room left
+    /// over grows the tail).
     #[arg(long, value_name = "CHARS", default_value_t = defaults::TAIL_BUDGET, env = "OUTBOX_TAIL_BUDGET")]
     pub tail_budget: usize,
 
     /// Characters reserved for the head block before signal lines are
-    /// placed; what signal lines leave over extends the head.
+    /// placed (a minimum); what is left over grows the head and the tail.
     #[arg(long, value_name = "CHARS", default_value_t = defaults::HEAD_BUDGET, env = "OUTBOX_HEAD_BUDGET")]
     pub head_budget: usize,
 
