@@ -276,7 +276,7 @@ mod tests {
         let mut data = Vec::new();
         let mut i = 0u64;
         while data.len() < 24 << 20 {
-            let line = if i % 10 == 0 {
+            let line = if i.is_multiple_of(10) {
                 format!("2026-12-03 ERROR db timeout after {i} ms on a much longer line of text\n")
             } else {
                 format!("   Compiling crate{i} v0.1.0\n")

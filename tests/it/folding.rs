@@ -207,7 +207,7 @@ fn a_large_gap_is_counted_approximately() {
     let mut compiling = 0u64;
     let mut i = 0u64;
     while data.len() < 8 << 20 {
-        if i % 4 == 0 {
+        if i.is_multiple_of(4) {
             data.extend_from_slice(format!("[{i}] INFO request served in {} ms\n", i % 97).as_bytes());
         } else {
             data.extend_from_slice(format!("   Compiling crate{i} v0.{}.0\n", i % 13).as_bytes());
@@ -265,7 +265,7 @@ fn the_gap_marker_names_no_inflated_rare_shape() {
     let mut i = 0u64;
     while data.len() < 4 << 20 {
         data.push_str(&format!("line {i} ok\n"));
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             data.push_str(&format!("event {} seen\n", letters(i / 3 % 20_000)));
         }
         i += 1;
