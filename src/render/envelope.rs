@@ -577,6 +577,9 @@ struct Signals {
 fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes: &[u64]) -> Signals {
     let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0, shapes: Vec::new() };
     let mut placed: Vec<(&crate::stream::signal::Kept, String, Vec<String>)> = Vec::new();
+    // Per placed line: its displayed chars and stripped escapes, its
+    // `LINENO: ` and its group note.
+    let mut widths: Vec<(usize, u64, String, String)> = Vec::new();
     let mut order = sc.signals.kept_between(after, before);
     // What is new since the previous run goes first (stable: the rest keep
     // their priority order).
@@ -601,6 +604,7 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
             grouped.insert(sh);
         }
         s.shapes.push((line.lineno, sh, group.is_some()));
+        widths.push((chars, ansi, prefix.clone(), note.clone()));
         placed.push((k, format!("{prefix}{text}{note}\n"), Vec::new()));
     }
     // Block lines: to the location first, then the rest, entry by entry.
@@ -630,6 +634,27 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
                 block.push(format!("{prefix}{text}\n"));
             }
         }
+    }
+    // The room the lines and their blocks leave flows back to the lines
+    // the cap shortened (their message is at the start): up to half of
+    // it, in priority order, the rest being the head's and the tail's.
+    let mut spare = room.saturating_sub(s.used) / 2;
+    for ((k, main, _), (chars, stripped, prefix, note)) in placed.iter_mut().zip(&widths) {
+        if spare == 0 {
+            break;
+        }
+        let body = k.line.body();
+        if fit_whole(body, *chars, false).is_some() {
+            continue;
+        }
+        let Some((text, wider, ansi)) = fit_or_shorten(body, chars + spare, false) else { continue };
+        if wider <= *chars {
+            continue;
+        }
+        spare -= wider - chars;
+        s.used += wider - chars;
+        s.ansi = s.ansi - stripped + ansi;
+        *main = format!("{prefix}{text}{note}\n");
     }
     for (k, mut main, block) in placed {
         for b in block {

@@ -6,9 +6,9 @@
 //! Folded: every run of ASCII digits (numbers, timestamps, sizes, line
 //! numbers, versions) becomes `#`, and so does a token of at least
 //! `HEX_MIN` hex digits with a digit in it (commit ids, addresses, UUID
-//! parts). Kept literal: a path-like token (one holding `/` or `\` and a letter), digits
-//! included, because which file a line names is what it means; and
-//! everything else. A run of spaces or tabs counts as one space, so column
+//! parts) and a `0x` hex number. Kept literal: a path-like token (one
+//! holding `/` or `\` and a letter), digits included, because which file a
+//! line names is what it means; and everything else. A run of spaces or tabs counts as one space, so column
 //! alignment does not split a run of otherwise equal lines.
 //!
 //! The shape is computed in one pass without allocating (`hash`); `text`
@@ -73,7 +73,10 @@ fn token(t: &[u8], emit: &mut impl FnMut(&[u8])) {
 }
 
 fn word(w: &[u8], emit: &mut impl FnMut(&[u8])) {
-    if w.len() >= HEX_MIN && w.iter().all(u8::is_ascii_hexdigit) && w.iter().any(u8::is_ascii_digit) {
+    let id = w.len() >= HEX_MIN && w.iter().all(u8::is_ascii_hexdigit) && w.iter().any(u8::is_ascii_digit);
+    // `0x1fed0000`, `0XFF`: a hex number however short (register dumps).
+    let hex = w.len() > 2 && matches!(w[..2], [b'0', b'x' | b'X']) && w[2..].iter().all(u8::is_ascii_hexdigit);
+    if id || hex {
         emit(b"#");
         return;
     }
@@ -125,6 +128,7 @@ mod tests {
         assert_eq!(s("   Compiling crate12 v0.1.3"), " Compiling crate# v#.#.#");
         assert_eq!(s("2026-12-03T07:00:41Z INFO served in 12 ms"), "#-#-#T#:#:#Z INFO served in # ms");
         assert_eq!(s("commit 3f2a9c1b7e"), "commit #");
+        assert_eq!(s("r23=0x1fed0000 r24=0xff"), "r#=# r#=#");
         assert_eq!(s("size 12.5MiB"), "size #.#MiB");
         assert_eq!(hash(b"Compiling a1 v0.1.0"), hash(b"Compiling a22 v10.0.3"));
     }
