@@ -420,7 +420,9 @@ impl Classifier {
             let Role::Signal(sev, block) = p.role else { continue };
             // A success span (`0 failed`) cancels the signal matches that
             // overlap it.
-            let real = p.re().find_iter(line).any(|m| !success.iter().any(|&(s, e)| s < m.end() && m.start() < e));
+            // (Without success spans the set's match is the answer.)
+            let real = success.is_empty()
+                || p.re().find_iter(line).any(|m| !success.iter().any(|&(s, e)| s < m.end() && m.start() < e));
             if !real {
                 continue;
             }

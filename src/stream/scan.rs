@@ -421,7 +421,6 @@ impl Scanner {
     /// `family::teddy`), and lines holding an escape byte; only they are
     /// matched against the combined regex.
     fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass) {
-        let re = Arc::clone(&self.signal);
         let mut cands = std::mem::take(&mut self.candidates);
         cands.clear();
         if fp.starts_candidate(region) {
@@ -465,7 +464,13 @@ impl Scanner {
             };
             let end = start + memchr(b'\n', &region[start..]).expect("a region ends with a newline");
             let line = strip_cr(&region[start..end]);
-            let matched = re.is_match(line);
+            // A candidate goes straight to the classifier, whose pattern
+            // set says whether it matches at all: running the combined
+            // regex first would search every signal line twice.
+            while next < cands.len() && cands[next] < start {
+                next += 1;
+            }
+            let matched = cands.get(next) == Some(&start);
             if matched || walking {
                 lineno += memchr_iter(b'\n', &region[counted..start]).count() as u64;
                 counted = start;
