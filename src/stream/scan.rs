@@ -240,6 +240,7 @@ impl Scanner {
             self.close_open(false);
         }
         self.close_block();
+        self.fill_pending_locations();
     }
 
     pub fn result(&self) -> Scanned<'_> {
@@ -526,13 +527,34 @@ impl Scanner {
     fn close_block(&mut self) {
         let Some(fam) = self.families.as_mut() else { return };
         let Some(b) = fam.block.take() else { return };
-        let location = b.location(&fam.classifier);
+        let classifier = Arc::clone(&fam.classifier);
+        // The first error's location is always wanted; others only for
+        // hits that stay kept (see `SignalKeeper::attach_block`).
+        let mut first = None;
         if b.class.severity == Severity::Error && fam.first_error_location.is_none() {
-            if let Some(l) = &location {
+            first = Some(b.location(&classifier));
+            if let Some(Some(l)) = &first {
                 fam.first_error_location = Some((b.lineno, l.clone()));
             }
         }
-        self.signals.attach_block(b.lineno, b.lines(), b.linenos(), location.as_deref());
+        let location = || first.unwrap_or_else(|| b.location(&classifier));
+        self.signals.attach_block(b.lineno, b.lines(), b.linenos(), b.class.block, location);
+    }
+
+    /// Looks up the locations `attach_block` left for the end: those of
+    /// the recent hits still kept.
+    fn fill_pending_locations(&mut self) {
+        let Some(fam) = self.families.as_ref() else { return };
+        let classifier = Arc::clone(&fam.classifier);
+        for k in self.signals.pending_locations() {
+            let Some(rule) = k.location_rule.take() else { continue };
+            let head = match k.line.body() {
+                LineBody::Whole(b) => b,
+                LineBody::Cut { prefix, .. } => prefix,
+            };
+            let texts = std::iter::once(head).chain(k.block.split(|&b| b == b'\n'));
+            k.location = classifier.location(classifier.block_rule(rule), texts);
+        }
     }
 }
 

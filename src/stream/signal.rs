@@ -66,6 +66,9 @@ pub struct Kept {
     /// past the block's bounds).
     pub block_linenos: Vec<u64>,
     pub location: Option<String>,
+    /// Set while `location` is not yet looked for: the block rule to look
+    /// with (see `SignalKeeper::attach_block`).
+    pub location_rule: Option<usize>,
 }
 
 impl Kept {
@@ -76,6 +79,7 @@ impl Kept {
             block: Vec::new(),
             block_linenos: Vec::new(),
             location: None,
+            location_rule: None,
         }
     }
 
@@ -85,6 +89,7 @@ impl Kept {
         self.block.clear();
         self.block_linenos.clear();
         self.location = None;
+        self.location_rule = None;
     }
 
     /// The block's lines, with their line numbers.
@@ -308,8 +313,23 @@ impl SignalKeeper {
     }
 
     /// Attaches a closed block (and its location) to every kept copy of
-    /// the hit on `lineno`, which is the latest hit.
-    pub fn attach_block(&mut self, lineno: u64, block: &[u8], linenos: &[u64], location: Option<&str>) {
+    /// the hit on `lineno`, which is the latest hit. Finding a location
+    /// runs several regexes: when only the recent ring holds the hit (most
+    /// hits leave it again), `location` is not called and the rule is
+    /// kept instead, for `pending_locations` at the end.
+    pub fn attach_block(
+        &mut self,
+        lineno: u64,
+        block: &[u8],
+        linenos: &[u64],
+        rule: usize,
+        location: impl FnOnce() -> Option<String>,
+    ) {
+        let group = self.latest_group.map(|i| &mut self.groups[i]);
+        let mut group_copies = group.into_iter().flat_map(|g| std::iter::once(&mut g.first).chain(g.last.as_mut()));
+        let lasting = group_copies.any(|k| k.line.lineno == lineno)
+            || self.spread.last().is_some_and(|k| k.line.lineno == lineno);
+        let location = if lasting { location() } else { None };
         let group = self.latest_group.map(|i| &mut self.groups[i]);
         let group_copies = group.into_iter().flat_map(|g| std::iter::once(&mut g.first).chain(g.last.as_mut()));
         let copies = group_copies.chain(self.spread.last_mut()).chain(self.recent.back_mut());
@@ -318,8 +338,15 @@ impl SignalKeeper {
             k.block.extend_from_slice(block);
             k.block_linenos.clear();
             k.block_linenos.extend_from_slice(linenos);
-            k.location = location.map(str::to_string);
+            k.location = location.clone();
+            k.location_rule = (!lasting).then_some(rule);
         }
+    }
+
+    /// The kept hits whose location was left for the end (see
+    /// `attach_block`), with the rule to find it.
+    pub fn pending_locations(&mut self) -> impl Iterator<Item = &mut Kept> + '_ {
+        self.recent.iter_mut().filter(|k| k.location_rule.is_some())
     }
 
     /// The most recent hits (a superset of the signal lines among the
