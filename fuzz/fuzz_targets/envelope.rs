@@ -7,9 +7,9 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use outbox::render::facts::{CommandInfo, RunFacts};
+use outbox::store::{entry_id, sanitize_label};
 use outbox::stream::line::LineBody;
 use outbox::text::sanitize::display;
-use outbox::store::{entry_id, sanitize_label};
 use outbox_fuzz::{
     displayed_end, header, imitates_marker, is_forbidden_char, last_chars, model, render, scan, FuzzBudgets, Input,
     SignalChoice,
@@ -121,29 +121,53 @@ fuzz_target!(|c: Case| {
 
     let shown = h["signal_lines_shown"].as_u64().expect("signal_lines_shown");
     assert!(shown <= m.hits, "signal_lines_shown {shown} > hits {}", m.hits);
+    // A section with nothing to show is not printed: then every signal
+    // line is in the head or the tail.
     let marker = format!("\n--- signal lines ({shown} of {} shown) ---\n", m.hits);
-    assert!(out.contains(&marker), "missing {marker:?}");
+    assert!(out.contains(&marker) || shown == m.hits, "missing {marker:?}");
+    assert!(m.hits > 0 || !out.contains("\n--- signal lines ("), "a signal section without hits");
     if shown < m.hits {
-        let omitted = format!("\n--- {} more signal lines omitted; read full_output ---\n", m.hits - shown);
+        // (It may go on to say how many hits have shapes past the groups.)
+        let omitted = format!("\n--- {} more signal lines omitted; read full_output", m.hits - shown);
         assert!(out.contains(&omitted), "missing {omitted:?}");
     }
 
+    // The tail: the input's last T lines (T may pass the N asked for when
+    // room is left), each shown or counted by the fold marker standing
+    // for it.
     let asked = (b.tail_lines as u64).min(m.lines.len() as u64);
     let t = h["tail_lines_included"].as_u64().expect("tail_lines_included");
     let dropped = h["tail_lines_dropped"].as_u64().expect("tail_lines_dropped");
-    assert_eq!(t + dropped, asked, "tail included + dropped = asked");
+    assert_eq!(dropped, asked.saturating_sub(t), "tail dropped = asked - included");
     let marker = format!("\n--- tail {t}/{asked} lines ---\n");
+    if m.lines.is_empty() {
+        return;
+    }
     let (_, tail_text) = out.rsplit_once(&marker).unwrap_or_else(|| panic!("missing {marker:?}"));
     let shown_tail: Vec<&str> = tail_text.split_terminator('\n').collect();
-    assert_eq!(shown_tail.len() as u64, t, "tail line count");
-    for (i, line) in shown_tail.iter().enumerate().take((t as usize).saturating_sub(1)) {
-        let want = display(&m.lines[m.lines.len() - t as usize + i]).text;
-        assert!(*line == want || line.starts_with("\\x"), "tail line {i} is {line:?}, want {want:?}");
+    let mut at = m.lines.len() - t as usize;
+    for line in &shown_tail {
+        if let Some((n, from)) = fold_count(line) {
+            assert_eq!(from as usize, at + 1, "fold {line:?} out of place");
+            at += n as usize;
+            continue;
+        }
+        let raw = &m.lines[at];
+        let want = display(raw).text;
+        let last = at + 1 == m.lines.len();
+        assert!(
+            last || *line == want || line.starts_with("\\x") || redrawn(raw),
+            "tail line {} is {line:?}, want {want:?}",
+            at + 1
+        );
+        at += 1;
     }
+    assert_eq!(at, m.lines.len(), "tail lines and folds cover the input's end");
 
-    // The last line is always there, and its end survives.
-    if let Some(last) = m.lines.last() {
-        assert!(t >= 1, "the last line is always in the tail");
+    // The last line is always there, and its end survives (unless it is
+    // redrawn: then its last frame is shown).
+    let last = m.lines.last().expect("not empty");
+    if !redrawn(last) {
         let cut = sc.result().tail.lines().last().is_some_and(|l| matches!(l.body(), LineBody::Cut { .. }));
         let d = display(last).text;
         let k = d.chars().count();
@@ -159,7 +183,7 @@ fuzz_target!(|c: Case| {
     // The head: contiguous from line 1, each whole unless line 1 is cut.
     let hl = h["head_lines_included"].as_u64().expect("head_lines_included");
     let head_marker_start = format!("--- head {hl} lines (");
-    assert!(out.contains(&head_marker_start), "missing head marker for {hl} lines");
+    assert!(hl == 0 || out.contains(&head_marker_start), "missing head marker for {hl} lines");
     // Line 1 gets room whenever it is not itself in the tail.
     if m.lines.len() as u64 > t {
         assert!(hl >= 1, "line 1 missing: neither in the head nor in the tail");
@@ -169,3 +193,19 @@ fuzz_target!(|c: Case| {
         assert!(out.contains(&start) || out.contains(&start_esc), "first line start {start:?} missing");
     }
 });
+
+/// (lines, first line) of a fold marker `--- N similar lines A-B folded ---`.
+fn fold_count(line: &str) -> Option<(u64, u64)> {
+    let rest = line.strip_prefix("--- ")?.strip_suffix(" folded ---")?;
+    let (n, rest) = rest.split_once(" similar line")?;
+    let range = rest.trim_start_matches('s').trim_start();
+    let (from, _) = range.split_once('-')?;
+    Some((n.parse().ok()?, from.parse().ok()?))
+}
+
+/// Whether a line is shown as a terminal finally displays it (carriage
+/// returns, erase-line, backspace: see `text::redraw`), not as escaped
+/// text.
+fn redrawn(line: &[u8]) -> bool {
+    line.iter().any(|&b| b == b'\r' || b == 0x08 || b == 0x1b)
+}

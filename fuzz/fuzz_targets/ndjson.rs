@@ -6,8 +6,8 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::json::FoldContext;
 use outbox::json::ndjson::NdjsonFolder;
+use outbox::json::FoldContext;
 use outbox::stream::ingest::BlockSink;
 use outbox_fuzz::{boundaries, check_fold_json, is_forbidden_char, lossy_chars, strict_json, JVal, WrapFacts};
 

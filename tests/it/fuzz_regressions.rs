@@ -383,3 +383,22 @@ fn a_final_carriage_return_without_a_newline_is_escaped_in_a_safe_copy() {
     assert_eq!(envelope::safe_copy(b"\n\r"), "\n\\r");
     assert_eq!(envelope::safe_copy(b"ok\r\n"), "ok\r\n", "a CRLF terminator stays as it was");
 }
+
+/// envelope target, 2026-12-03 (`\n` then twelve NULs, budget 1010, tail
+/// and head budgets 0, `--tail 1`): not a bug in the envelope but in the
+/// target, which still asserted the old contract (a signal section even
+/// with no hits, exactly N tail lines). Now: no signal section without
+/// hits, the tail marker for the one line asked, the last line there.
+#[test]
+fn no_signal_section_without_hits_and_the_last_line_in_the_tail() {
+    let data = b"\n\0\0\0\0\0\0\0\0\0\0\0\0";
+    let sc = scan(&[data], None);
+    let b = Budgets { budget: 1010, tail_budget: 0, head_budget: 0, tail_lines: 1, spill_limit: 0 };
+    let info = RunFacts { label: "t".into(), id: "t-000000000000".into(), ..RunFacts::default() };
+    let out = envelope::render(&sc.result(), &b, &info, &signal::matcher(None).unwrap());
+    assert!(out.chars().count() <= 1010, "{out}");
+    assert!(!out.contains("--- signal lines ("), "{out}");
+    let (_, tail) = out.rsplit_once("--- tail ").expect("a tail");
+    assert!(tail.starts_with("1/1 lines ---\n") || tail.starts_with("2/1 lines ---\n"), "{out}");
+    assert!(tail.ends_with("\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\n"), "{out}");
+}
