@@ -354,9 +354,13 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
             visible.insert(lineno, if l.cut { first_shape() } else { signal_shape(LineBody::Whole(&l.raw)) });
         }
     }
-    let in_tail = |lineno: u64| lineno >= first_tail && lineno <= sc.lines;
-    for k in sc.signals.recent().filter(|k| in_tail(k.line.lineno)) {
-        visible.insert(k.line.lineno, signal_shape(k.line.body()));
+    // Signal lines never fold: a tail line that is a hit is shown.
+    for &(lineno, _) in tail.lines.iter().filter(|l| l.1) {
+        if let Some(sh) = sc.signals.last_hit_shape(lineno) {
+            visible.insert(lineno, sh);
+        } else if let Some(k) = sc.signals.recent().find(|k| k.line.lineno == lineno) {
+            visible.insert(lineno, signal_shape(k.line.body()));
+        }
     }
     // Listed lines the grown tail now shows itself count as tail lines;
     // only the lines still listed carry their group's note.

@@ -162,6 +162,9 @@ impl Scanner {
         // bounded: an entry is at least ~8 chars ("12: x\n").
         let distinct = (cfg.budget / 16).clamp(16, 4096);
         let mut signals = SignalKeeper::new(cfg.tail_lines + 32, distinct);
+        // As many as the tail ring can hold lines (it grows up to the
+        // budget in lines), bounded for huge budgets.
+        signals.remember_last(cfg.tail_lines.max(cfg.budget.min(1 << 16)) + 1);
         signals.remember_early(cfg.head_bytes().saturating_add(1));
         Scanner {
             bytes: 0,

@@ -140,6 +140,11 @@ pub struct SignalKeeper {
     early_cap: usize,
     recent: VecDeque<Kept>,
     recent_cap: usize,
+    /// (line number, shape) of the latest hits, as many as the tail can
+    /// show lines: which of the tail's lines are signal lines, beyond the
+    /// few `recent` keeps whole.
+    last_hits: VecDeque<(u64, u64)>,
+    last_hits_cap: usize,
     /// In order of first appearance; never evicted, so a group's count is
     /// every hit of its shape.
     groups: Vec<Group>,
@@ -166,6 +171,8 @@ impl SignalKeeper {
             early_cap: 0,
             recent: VecDeque::with_capacity(recent),
             recent_cap: recent.max(1),
+            last_hits: VecDeque::new(),
+            last_hits_cap: recent.max(1),
             groups: Vec::new(),
             group_of: HashMap::new(),
             groups_cap: groups.max(1),
@@ -191,6 +198,18 @@ impl SignalKeeper {
     /// [`SignalKeeper::is_early_hit`]).
     pub fn remember_early(&mut self, n: usize) {
         self.early_cap = n;
+    }
+
+    /// Remembers the line numbers and shapes of the last `n` hits (the
+    /// most lines the tail can show).
+    pub fn remember_last(&mut self, n: usize) {
+        self.last_hits_cap = n.max(1);
+    }
+
+    /// The shape of line `lineno` when it is one of the last hits
+    /// remembered (see `remember_last`).
+    pub fn last_hit_shape(&self, lineno: u64) -> Option<u64> {
+        self.last_hits.binary_search_by_key(&lineno, |h| h.0).ok().map(|i| self.last_hits[i].1)
     }
 
     /// Whether `lineno` is a signal line, for lines among the first
@@ -238,7 +257,12 @@ impl SignalKeeper {
         if self.early.len() < self.early_cap {
             self.early.push(lineno);
         }
-        self.group_hit(lineno, body, severity);
+        let sh = shape(body);
+        if self.last_hits.len() == self.last_hits_cap {
+            self.last_hits.pop_front();
+        }
+        self.last_hits.push_back((lineno, sh));
+        self.group_hit(lineno, body, severity, sh);
         self.spread_hit(lineno, body, severity);
         if self.recent.len() == self.recent_cap {
             let mut old = self.recent.pop_front().expect("full ring");
@@ -249,8 +273,7 @@ impl SignalKeeper {
         }
     }
 
-    fn group_hit(&mut self, lineno: u64, body: LineBody, severity: Severity) {
-        let sh = shape(body);
+    fn group_hit(&mut self, lineno: u64, body: LineBody, severity: Severity, sh: u64) {
         let i = match self.group_of.get(&sh) {
             Some(&i) => i,
             None if self.groups.len() < self.groups_cap => {

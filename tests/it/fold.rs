@@ -286,3 +286,31 @@ fn a_long_redrawn_last_line_shows_its_last_frame() {
     assert!(last.starts_with("Downloaded 3000 chunks.chunks [redrawn at least "), "{last}");
     assert!(last.ends_with(" times]"), "{last}");
 }
+
+/// More signal lines in the grown tail than the keeper holds whole (it
+/// keeps `--tail` + 32): each is still counted as shown, none is folded
+/// away, and S + K = M.
+#[test]
+fn many_signal_lines_in_the_grown_tail_are_all_counted() {
+    let mut input = String::new();
+    // More than the head arena holds (4 x budget bytes), so the tail
+    // grows from the end.
+    for i in 1..=8000 {
+        if i > 7800 && i % 2 == 0 {
+            // One shape: the group's listed line moves into the grown tail,
+            // so no group note counts them; each must count as shown.
+            input.push_str(&format!("error: bad value {i}\n"));
+        } else {
+            input.push_str(&format!("step {i} done, nothing to report here\n"));
+        }
+    }
+    let (text, h) = outbox(&[], input.as_bytes());
+    let visible = text.lines().filter(|l| l.contains("error: bad value")).count() as u64;
+    let in_tail = text.rsplit_once("\n--- tail ").unwrap().1.lines().filter(|l| l.contains("error: bad value")).count();
+    assert!(in_tail > 60, "the tail should hold more hits than the keeper's {in_tail}:\n{text}");
+    let hits = h["signal_hits"].as_u64().unwrap();
+    assert_eq!(hits, 100);
+    assert_eq!(h["signal_lines_shown"].as_u64(), Some(visible), "{text}");
+    let omitted = hits - visible;
+    assert_eq!(omitted > 0, text.contains(&format!("--- {omitted} more signal lines omitted")), "{text}");
+}
