@@ -572,6 +572,18 @@ struct Signals {
     shapes: Vec<(u64, u64, bool)>,
 }
 
+/// A signal line placed in the section: its text as fitted (widened
+/// later when room is left), its `LINENO: ` and group note, its block lines.
+struct Placed<'a> {
+    kept: &'a crate::stream::signal::Kept,
+    text: String,
+    chars: usize,
+    ansi: u64,
+    prefix: String,
+    note: String,
+    block: Vec<String>,
+}
+
 /// Kept signal lines between the head and the tail, in priority order
 /// (errors first; see `SignalKeeper::kept_between`), while they fit; the
 /// first listed line of a shape seen more than once carries its group's
@@ -580,10 +592,7 @@ struct Signals {
 /// block line is printed `LINENO- TEXT` (grep's context style).
 fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes: &[u64]) -> Signals {
     let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0, shapes: Vec::new() };
-    let mut placed: Vec<(&crate::stream::signal::Kept, String, Vec<String>)> = Vec::new();
-    // Per placed line: its displayed chars and stripped escapes, its
-    // `LINENO: ` and its group note.
-    let mut widths: Vec<(usize, u64, String, String)> = Vec::new();
+    let mut placed: Vec<Placed> = Vec::new();
     let mut order = sc.signals.kept_between(after, before);
     // What is new since the previous run goes first (stable: the rest keep
     // their priority order).
@@ -608,23 +617,22 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
             grouped.insert(sh);
         }
         s.shapes.push((line.lineno, sh, group.is_some()));
-        widths.push((chars, ansi, prefix.clone(), note.clone()));
-        placed.push((k, format!("{prefix}{text}{note}\n"), Vec::new()));
+        placed.push(Placed { kept: k, text, chars, ansi, prefix, note, block: Vec::new() });
     }
     // Block lines: to the location first, then the rest, entry by entry.
     for pass in 0..2 {
-        for (k, main, block) in placed.iter_mut() {
-            let file = k.location.as_deref().and_then(|l| l.split(':').next()).filter(|f| !f.is_empty());
-            let lines: Vec<(u64, &[u8])> = k.block_lines().filter(|(n, _)| *n < before).collect();
+        for p in placed.iter_mut() {
+            let file = p.kept.location.as_deref().and_then(|l| l.split(':').next()).filter(|f| !f.is_empty());
+            let lines: Vec<(u64, &[u8])> = p.kept.block_lines().filter(|(n, _)| *n < before).collect();
             let upto = match file {
-                Some(f) if !main.contains(f) => {
+                Some(f) if !p.text.contains(f) => {
                     lines.iter().position(|(_, l)| display(l).text.contains(f)).map_or(0, |i| i + 1)
                 }
                 _ => 0,
             };
             let limit = if pass == 0 { upto } else { lines.len() };
-            while block.len() < limit {
-                let (n, l) = lines[block.len()];
+            while p.block.len() < limit {
+                let (n, l) = lines[p.block.len()];
                 let prefix = format!("{n}- ");
                 let Some((text, chars, ansi)) = fit_or_shorten(LineBody::Whole(l), BLOCK_LINE_CHARS, false) else {
                     break;
@@ -635,7 +643,7 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
                 }
                 s.used += cost;
                 s.ansi += ansi;
-                block.push(format!("{prefix}{text}\n"));
+                p.block.push(format!("{prefix}{text}\n"));
             }
         }
     }
@@ -643,28 +651,29 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
     // the cap shortened (their message is at the start): up to half of
     // it, in priority order, the rest being the head's and the tail's.
     let mut spare = room.saturating_sub(s.used) / 2;
-    for ((k, main, _), (chars, stripped, prefix, note)) in placed.iter_mut().zip(&widths) {
+    for p in placed.iter_mut() {
         if spare == 0 {
             break;
         }
-        let body = k.line.body();
-        if fit_whole(body, *chars, false).is_some() {
+        let body = p.kept.line.body();
+        if fit_whole(body, p.chars, false).is_some() {
             continue;
         }
-        let Some((text, wider, ansi)) = fit_or_shorten(body, chars + spare, false) else { continue };
-        if wider <= *chars {
+        let Some((text, wider, ansi)) = fit_or_shorten(body, p.chars + spare, false) else { continue };
+        if wider <= p.chars {
             continue;
         }
-        spare -= wider - chars;
-        s.used += wider - chars;
-        s.ansi = s.ansi - stripped + ansi;
-        *main = format!("{prefix}{text}{note}\n");
+        spare -= wider - p.chars;
+        s.used += wider - p.chars;
+        s.ansi = s.ansi - p.ansi + ansi;
+        (p.text, p.chars, p.ansi) = (text, wider, ansi);
     }
-    for (k, mut main, block) in placed {
-        for b in block {
-            main.push_str(&b);
+    for p in placed {
+        let mut entry = format!("{}{}{}\n", p.prefix, p.text, p.note);
+        for b in p.block {
+            entry.push_str(&b);
         }
-        s.entries.push((k.line.lineno, main));
+        s.entries.push((p.kept.line.lineno, entry));
     }
     s
 }

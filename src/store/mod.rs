@@ -488,13 +488,10 @@ pub(crate) mod testutil {
         (tmp, s)
     }
 
-    /// Stores `data` as a finished run would; returns the entry id.
-    pub(crate) fn put(store: &Store, label: &str, data: &[u8], created: u64, ttl: u64) -> String {
+    /// The metadata a finished one-line text run of `data` writes.
+    pub(crate) fn meta_for(label: &str, data: &[u8], created: u64, ttl: u64) -> Meta {
         let digest = *blake3::hash(data).as_bytes();
-        let mut t = store.create_temp().unwrap();
-        t.file.write_all(data).unwrap();
-        drop(t.file);
-        let mut meta = Meta {
+        Meta {
             id: entry_id(label, &digest),
             label: label.into(),
             strategy: "text-envelope".into(),
@@ -510,7 +507,15 @@ pub(crate) mod testutil {
             signal: None,
             duration_ms: None,
             digest: digest_hex(&digest),
-        };
+        }
+    }
+
+    /// Stores `data` as a finished run would; returns the entry id.
+    pub(crate) fn put(store: &Store, label: &str, data: &[u8], created: u64, ttl: u64) -> String {
+        let mut t = store.create_temp().unwrap();
+        t.file.write_all(data).unwrap();
+        drop(t.file);
+        let mut meta = meta_for(label, data, created, ttl);
         store.commit(&t.path, &mut meta).unwrap().id
     }
 

@@ -1,7 +1,7 @@
 //! Unit tests of the store itself: names, commit, reuse, and the directory
 //! descriptor.
 
-use super::testutil::{names_in, put, store};
+use super::testutil::{meta_for, names_in, put, store};
 use super::*;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -73,23 +73,9 @@ fn a_48_bit_collision_keeps_both_inputs_apart() {
     fs::write(store.data_path(&short), b"fake content").unwrap();
     fs::set_permissions(store.data_path(&short), fs::Permissions::from_mode(0o600)).unwrap();
     let now = now_secs();
-    let planted = Meta {
-        id: short.clone(),
-        label: "x".into(),
-        strategy: "text-envelope".into(),
-        created: now,
-        ttl_seconds: 60,
-        bytes: 12,
-        chars: 12,
-        lines: 1,
-        complete: true,
-        interrupted_by: None,
-        command: None,
-        exit_status: None,
-        signal: None,
-        duration_ms: None,
-        digest: hex.clone(),
-    };
+    // Metadata of another input ("fake content", 12 bytes) claiming the
+    // real input's digest.
+    let planted = Meta { id: short.clone(), digest: hex.clone(), ..meta_for("x", b"fake content", now, 60) };
     store.write_meta(&planted).unwrap();
     let id = put(&store, "x", b"real content", now, 60);
     assert_eq!(id, format!("x-{}", &hex[..13]));
@@ -128,24 +114,7 @@ fn a_store_swapped_for_a_symlink_mid_run_keeps_every_write_in_the_real_directory
     fs::create_dir(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, store.dir()).unwrap();
 
-    let digest = *blake3::hash(b"secret\n").as_bytes();
-    let mut meta = Meta {
-        id: String::new(),
-        label: "s".into(),
-        strategy: "text-envelope".into(),
-        created: now_secs(),
-        ttl_seconds: 60,
-        bytes: 7,
-        chars: 7,
-        lines: 1,
-        complete: true,
-        interrupted_by: None,
-        command: None,
-        exit_status: None,
-        signal: None,
-        duration_ms: None,
-        digest: digest_hex(&digest),
-    };
+    let mut meta = Meta { id: String::new(), ..meta_for("s", b"secret\n", now_secs(), 60) };
     let entry = store.commit(&t.path, &mut meta).expect("commit in the directory opened");
     assert_eq!(fs::read(moved.join(&entry.id)).unwrap(), b"secret\n");
     assert!(moved.join(format!("{}{META_SUFFIX}", entry.id)).exists());
