@@ -187,7 +187,7 @@ impl Store {
     pub fn create_temp(&self) -> io::Result<SpillTarget> {
         let (file, name) = self.create_temp_named()?;
         let guard = space::FreeSpace { dir: self.dir.clone(), explicit: self.min_free };
-        Ok(SpillTarget { file, path: self.dir.path.join(name), guard: Some(Box::new(guard)) })
+        Ok(SpillTarget { file, path: self.dir.path.join(name), guard: Some(Box::new(guard)), direct: true })
     }
 
     fn create_temp_named(&self) -> io::Result<(std::fs::File, String)> {

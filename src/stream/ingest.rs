@@ -60,6 +60,11 @@ pub fn ingest(
     // file (same open file, same offset as the spill thread's).
     let no_snapshot =
         if target.is_some() { "read+write (cannot open the spill file twice)" } else { "none (no store)" };
+    let mut target = target;
+    if let Some(t) = target.as_mut() {
+        // The snapshot copier shares the open file, and with it the flags.
+        t.direct &= !reader.snapshot_candidate();
+    }
     let snapshot_dst = target.as_ref().and_then(|t| Some((t.file.try_clone().ok()?, t.path.clone())));
     let (spill, recycle) = Spill::start(target);
     let mut reader = reader.with_recycle(recycle);

@@ -214,6 +214,11 @@ impl Reader {
         }
     }
 
+    /// A regular file from offset 0: [`Reader::snapshot_into`] will copy it.
+    pub fn snapshot_candidate(&self) -> bool {
+        self.snapshot_from_start
+    }
+
     /// How the spill got its bytes, once known: `FICLONE`,
     /// `copy_file_range`, or `read+write` with the reason in parentheses.
     pub fn spill_path(&self) -> Option<&str> {

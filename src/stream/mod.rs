@@ -18,3 +18,4 @@ pub mod signal;
 pub mod snapshot;
 pub mod spill;
 pub mod tail;
+pub mod writer;

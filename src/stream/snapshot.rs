@@ -411,7 +411,8 @@ mod tests {
         let reader = Reader::owned(std::fs::OpenOptions::new().read(true).write(true).open(&src).unwrap())
             .with_copy_ops(Box::new(fake));
         let mut sink = Collect::default();
-        let ingest = ingest(reader, &mut sink, Some(SpillTarget { file, path, guard: None }), None, None);
+        let ingest =
+            ingest(reader, &mut sink, Some(SpillTarget { file, path, guard: None, direct: false }), None, None);
         let stored = ingest.spill.temp.as_ref().map(|p| std::fs::read(p).unwrap());
         Run { ingest, scanned: sink.0, stored }
     }

@@ -14,19 +14,11 @@
 //! writing, not hashing: the digest still names the content, the temporary
 //! file is removed, and the error is reported in the envelope.
 //!
-//! Write-behind: past the first [`WB_START`] bytes the thread starts the
-//! writeback of each [`WB_STEP`] right behind the writer and, one step
-//! later, waits for that range to be on disk and drops its pages, so the
-//! spill's page cache stays near `WB_START` whatever the input's size.
-//! Measured on this machine, fresh page-cache pages cost ~0.25 s/GiB up to
-//! 1-2 GiB and 1.1-1.8 s/GiB beyond; starting at the first byte made small
-//! runs wait for the disk instead. A failed `sync_file_range` or
-//! `posix_fadvise` is not fatal: write-behind turns off, once, and plain
-//! writes go on.
+//! How the bytes reach the file (page cache first, then `O_DIRECT`, with
+//! write-behind as the fallback) is [`crate::stream::writer`]'s business.
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -34,6 +26,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use crate::stream::input::Block;
+use crate::stream::writer::SpillWriter;
 
 /// Blocks in flight between the reader and the spill thread.
 const CHANNEL_DEPTH: usize = 4;
@@ -45,6 +38,9 @@ pub struct SpillTarget {
     /// Asked before every further [`GUARD_EVERY`] bytes (after the first
     /// ones) whether writing may go on.
     pub guard: Option<Box<dyn SpaceGuard>>,
+    /// Nobody else writes through this open file (no snapshot copy), so
+    /// the spill may switch it to direct writes.
+    pub direct: bool,
 }
 
 /// How often the spill asks its [`SpaceGuard`], in bytes written.
@@ -131,7 +127,7 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
     let mut bytes = 0u64;
     let mut error = None;
     let mut target = target;
-    let mut behind = target.as_ref().map(|t| WriteBehind::new(t.file.as_raw_fd()));
+    let mut writer = target.as_ref().map(|t| SpillWriter::new(&t.file, t.direct));
     let mut next_check = GUARD_EVERY;
     for block in rx {
         if bytes >= next_check {
@@ -139,31 +135,30 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
             if let Some(Err(e)) = target.as_mut().and_then(|t| t.guard.as_mut()).map(|g| g.check(bytes, GUARD_EVERY)) {
                 error = Some(e);
                 discard(target.take());
-                behind = None;
+                writer = None;
             }
         }
         bytes += block.len() as u64;
         // A stored block is in the file already (the snapshot copy).
-        if let Some(t) = target.as_mut().filter(|_| !block.stored) {
-            if let Err(e) = t.file.write_all(&block) {
+        if let Some(w) = writer.as_mut().filter(|_| !block.stored) {
+            if let Err(e) = w.write(&block) {
                 error = Some(e);
                 discard(target.take());
-                behind = None;
+                writer = None;
             }
-        }
-        if let Some(wb) = behind.as_mut() {
-            wb.advance(bytes);
         }
         hasher.update(block);
     }
-    if let Some(t) = target.as_mut() {
-        // No fsync: like tee, durability is the page cache's; write errors
-        // (ENOSPC, EFBIG) surface at write time.
+    if let (Some(t), Some(w)) = (target.as_mut(), writer.as_mut()) {
+        // No fsync: like tee, durability is the page cache's (or the
+        // device's, for direct writes); write errors (ENOSPC, EFBIG)
+        // surface at write time.
         // A snapshot copier stopped early (an interruption) may have copied
         // past what was received: the stored copy is what was scanned.
+        let written = w.finish().and_then(|()| t.file.flush());
         let over =
-            t.file.metadata().map(|m| m.len() > bytes).and_then(|o| if o { t.file.set_len(bytes) } else { Ok(()) });
-        if let Err(e) = t.file.flush().and(over) {
+            || t.file.metadata().map(|m| m.len() > bytes).and_then(|o| if o { t.file.set_len(bytes) } else { Ok(()) });
+        if let Err(e) = written.and_then(|()| over()) {
             error = Some(e);
             discard(target.take());
         }
@@ -218,119 +213,10 @@ fn discard(target: Option<SpillTarget>) {
     }
 }
 
-/// Spill bytes left to the kernel's own writeback (and kept in the page
-/// cache) before write-behind starts: runs below it never wait for the disk.
-pub const WB_START: u64 = 512 << 20;
-/// Writeback is started, and pages dropped, in steps of this size.
-pub const WB_STEP: u64 = 32 << 20;
-
-/// Write-behind state for one spill file: `[WB_START, kicked)` has had its
-/// writeback started, `[WB_START, dropped)` is on disk and out of the cache.
-struct WriteBehind {
-    fd: RawFd,
-    kicked: u64,
-    dropped: u64,
-    step: u64,
-    on: bool,
-}
-
-impl WriteBehind {
-    fn new(fd: RawFd) -> WriteBehind {
-        WriteBehind::starting_at(fd, WB_START, WB_STEP)
-    }
-
-    fn starting_at(fd: RawFd, start: u64, step: u64) -> WriteBehind {
-        WriteBehind { fd, kicked: start, dropped: start, step, on: true }
-    }
-
-    /// The file now holds `written` bytes from offset 0.
-    fn advance(&mut self, written: u64) {
-        if !self.on || written < self.kicked + self.step {
-            return;
-        }
-        let previous = self.kicked;
-        // Start writing the newest step; do not wait for it.
-        if let Err(e) = sync_range(self.fd, previous, written - previous, libc::SYNC_FILE_RANGE_WRITE) {
-            return self.off("sync_file_range", e);
-        }
-        self.kicked = written;
-        // The step started last time is usually on disk by now: wait for
-        // whatever is left of it, then drop its clean pages.
-        if previous > self.dropped {
-            let (from, len) = (self.dropped, previous - self.dropped);
-            let all =
-                libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
-            if let Err(e) = sync_range(self.fd, from, len, all) {
-                return self.off("sync_file_range", e);
-            }
-            let r = unsafe {
-                libc::posix_fadvise(self.fd, from as libc::off_t, len as libc::off_t, libc::POSIX_FADV_DONTNEED)
-            };
-            if r != 0 {
-                return self.off("posix_fadvise", io::Error::from_raw_os_error(r));
-            }
-            self.dropped = previous;
-        }
-    }
-
-    fn off(&mut self, call: &str, e: io::Error) {
-        self.on = false;
-        if debug_enabled() {
-            crate::text::stderr::say(format_args!("spill: write-behind off ({call}: {e}); plain writes from here"));
-        }
-    }
-}
-
-fn sync_range(fd: RawFd, from: u64, len: u64, flags: libc::c_uint) -> io::Result<()> {
-    let r = unsafe { libc::sync_file_range(fd, from as libc::off64_t, len as libc::off64_t, flags) };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// `OUTBOX_DEBUG=1`: one line on stderr for each choice the stream makes
 /// that changes how it runs but not what it produces (copy path,
 /// write-behind).
 pub fn debug_enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("OUTBOX_DEBUG").is_some_and(|v| v == "1"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Small thresholds on a real file: the ranges behind the writer are
-    /// written back and dropped as it goes, and the content is intact.
-    #[test]
-    fn write_behind_drops_what_is_on_disk_and_keeps_the_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("spill");
-        let mut file = File::create(&path).unwrap();
-        let mut wb = WriteBehind::starting_at(file.as_raw_fd(), 2 << 20, 1 << 20);
-        let mut want = Vec::new();
-        for i in 0..20u8 {
-            let block = vec![b'a' + i; (1 << 20) + 7];
-            file.write_all(&block).unwrap();
-            want.extend_from_slice(&block);
-            wb.advance(want.len() as u64);
-        }
-        assert!(wb.on, "no call failed");
-        assert_eq!(wb.kicked, want.len() as u64, "every block is more than a step: each one kicked");
-        assert!(wb.dropped > 17 << 20 && wb.dropped < wb.kicked, "one step behind: {} {}", wb.dropped, wb.kicked);
-        drop(file);
-        assert!(std::fs::read(&path).unwrap() == want);
-    }
-
-    /// A descriptor the calls refuse turns write-behind off, once, quietly.
-    #[test]
-    fn write_behind_errors_turn_it_off() {
-        let mut wb = WriteBehind::starting_at(-1, 0, 1);
-        wb.advance(10);
-        assert!(!wb.on);
-        wb.advance(20);
-        assert_eq!(wb.kicked, 0);
-    }
 }

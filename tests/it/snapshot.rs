@@ -43,16 +43,24 @@ fn file_on_stdin_is_copied_and_the_path_is_named() {
     let h = header(&out.stdout);
     assert_eq!(std::fs::read(h["full_output"].as_str().unwrap()).unwrap(), data);
 
-    // Through a pipe the spill thread writes what it reads.
-    let out = util::run_cmd(
-        {
-            let mut c = Command::new(util::bin());
-            c.env("OUTBOX_DIR", store.path()).env("OUTBOX_DEBUG", "1");
-            c
-        },
-        &data,
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("outbox: spill: read+write"));
+    // Through a pipe the spill thread writes what it reads: past the first
+    // staging buffer with O_DIRECT, the last partial block through the
+    // cache; a small run only through the cache.
+    let piped = |data: &[u8]| {
+        let mut c = Command::new(util::bin());
+        c.env("OUTBOX_DIR", store.path()).env("OUTBOX_DEBUG", "1");
+        let out = util::run_cmd(c, data);
+        assert_eq!(out.status.code(), Some(0));
+        let stored = std::fs::read(header(&out.stdout)["full_output"].as_str().unwrap()).unwrap();
+        assert!(stored == data, "the stored copy is the input ({} bytes)", data.len());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let mut odd = data.clone();
+    odd.extend_from_slice(b"\xff\xfe no newline at the end, 4097 bytes past a block");
+    let err = piped(&odd);
+    assert!(err.contains("outbox: spill: read+write") && err.contains("outbox: spill: O_DIRECT"), "{err}");
+    let err = piped(&data[..100_000]);
+    assert!(err.contains("outbox: spill: read+write") && !err.contains("O_DIRECT"), "{err}");
 }
 
 /// logrotate's copytruncate: the file on stdin is truncated while outbox
