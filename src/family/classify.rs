@@ -373,7 +373,12 @@ impl Classifier {
             seen_on: vec![0; self.families.len()],
             verdicts: vec![VerdictAcc::default(); self.families.len()],
             last_error: 0,
-            scratch: Scratch { matched: PatternSet::new(self.pats.len()), success: Vec::new(), signals: Vec::new() },
+            scratch: Scratch {
+                matched: PatternSet::new(self.pats.len()),
+                ids: Vec::new(),
+                success: Vec::new(),
+                signals: Vec::new(),
+            },
         }
     }
 
@@ -399,7 +404,7 @@ impl Classifier {
                 .build_many(&self.set_sources)
                 .expect("every pattern compiled in the prefilter")
         });
-        let Scratch { matched, success, signals } = &mut tally.scratch;
+        let Scratch { matched, ids, success, signals } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
         if matched.is_empty() {
@@ -407,7 +412,12 @@ impl Classifier {
         }
         success.clear();
         signals.clear();
-        for i in matched.iter().map(|p| p.as_usize()) {
+        // Walking the set's flags costs one step per pattern; the generic
+        // families, which most signal lines match, come last, so the
+        // matches are collected from the end and stop at the last one.
+        ids.clear();
+        ids.extend(matched.iter().rev().take(matched.len()).map(|p| p.as_usize()));
+        for &i in ids.iter().rev() {
             let p = &self.pats[i];
             // Only detection and verdict patterns are evidence: a family's
             // signal patterns (`warning:`) can be printed by anything.
@@ -671,6 +681,8 @@ pub struct Tally {
 #[derive(Debug, Clone)]
 struct Scratch {
     matched: PatternSet,
+    /// The matched patterns' indices, last first.
+    ids: Vec<usize>,
     success: Vec<(usize, usize)>,
     signals: Vec<usize>,
 }
