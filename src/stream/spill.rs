@@ -134,8 +134,10 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
             next_check = bytes + GUARD_EVERY;
             if let Some(Err(e)) = target.as_mut().and_then(|t| t.guard.as_mut()).map(|g| g.check(bytes, GUARD_EVERY)) {
                 error = Some(e);
-                discard(target.take());
+                // The writer's device thread first: it writes through the
+                // file's descriptor.
                 writer = None;
+                discard(target.take());
             }
         }
         bytes += block.len() as u64;
@@ -143,8 +145,8 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
         if let Some(w) = writer.as_mut().filter(|_| !block.stored) {
             if let Err(e) = w.write(&block) {
                 error = Some(e);
-                discard(target.take());
                 writer = None;
+                discard(target.take());
             }
         }
         hasher.update(block);

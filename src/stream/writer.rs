@@ -1,42 +1,53 @@
 //! How the spill's bytes reach the file.
 //!
-//! Bytes are collected in an aligned staging buffer of [`STAGE`] bytes.
-//! A run that never fills it (most runs) is written through the page cache
-//! at the end, as any small file. Once it fills, the file is switched to
-//! `O_DIRECT` and every full buffer is written straight from user memory:
-//! the device copies the bytes, so the spill takes neither a kernel copy
-//! into the page cache nor fresh page-cache pages, and its page cache stays
-//! empty whatever the input's size; the last partial buffer goes through
-//! the cache. Why: on a two-CPU virtual machine, `cat 1GiB | tee FILE`
-//! took 3-8 s where `cat | tail -n 20` took 0.6-1.4 s and
-//! `cat | dd oflag=direct bs=4M` 1.0-1.6 s (the cost is the guest's fresh
-//! pages, which the host must fault in), and outbox itself took 0.76 s
-//! (median of 5) with direct writes from the start against 0.83 s with the
-//! first 16 MiB and 1.94 s with the first 64 MiB through the cache.
+//! Bytes are collected in aligned staging buffers of [`STAGE`] bytes. A
+//! run that never fills one (most runs) is written through the page cache
+//! at the end, as any small file. Once one fills, a device thread starts:
+//! it switches the file to `O_DIRECT` and writes every full buffer straight
+//! from user memory while the spill thread fills the next one ([`STAGES`]
+//! in turn), so the disk's latency is not the pipeline's. The device copies
+//! the bytes, so the spill takes neither a kernel copy into the page cache
+//! nor fresh page-cache pages, and its page cache stays empty whatever the
+//! input's size; the last partial buffer goes through the cache. Why: on a
+//! two-CPU virtual machine, `cat 1GiB | tee FILE` took 3-8 s where `cat |
+//! tail -n 20` took 0.6-1.4 s and `cat | dd oflag=direct bs=4M` 1.0-1.6 s
+//! (the cost is the guest's fresh pages, which the host must fault in);
+//! outbox took 0.76 s (median of 5) with direct writes from the start
+//! against 0.83 s with the first 16 MiB and 1.94 s with the first 64 MiB
+//! through the cache.
 //!
 //! Where `O_DIRECT` is refused (tmpfs before Linux 6.6, some FUSE and
 //! network filesystems: `EINVAL` or `EOPNOTSUPP` when switching or on a
-//! write), the writer falls back, once, to plain writes with write-behind
+//! write), the device falls back, once, to plain writes with write-behind
 //! past [`WB_START`] ([`WriteBehind`]). A short direct write that leaves
 //! the file offset unaligned does the same for the rest. The choice is
-//! named on stderr with `OUTBOX_DEBUG=1` and by [`SpillWriter::path`].
+//! named on stderr with `OUTBOX_DEBUG=1` and by [`SpillWriter::path`]. A
+//! write error stops the device; the spill thread sees it at its next
+//! hand-over or at [`SpillWriter::finish`].
 //!
 //! Only a spill written from offset 0 by this writer alone goes direct: a
 //! snapshot copy of a file on stdin shares the open file (and its flags),
-//! so the caller says when direct writes are allowed.
+//! so the caller says when direct writes are allowed; otherwise every
+//! write is a plain one, on the spill thread.
 
 use std::alloc::{self, Layout};
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
 
 /// Alignment of direct writes: buffer address, file offset and length.
 /// 4096 covers devices with 512-byte and 4 KiB logical blocks.
 pub const ALIGN: usize = 4096;
-/// Size of the staging buffer: the unit of a direct write, and the size
+/// Size of a staging buffer: the unit of a direct write, and the size
 /// below which a run is written through the page cache only.
-pub const STAGE: usize = 4 << 20;
+pub const STAGE: usize = 2 << 20;
+/// Staging buffers in turn: one filling, one queued, one being written.
+pub const STAGES: usize = 3;
 
 /// Spill bytes left to the kernel's own writeback (and kept in the page
 /// cache) before write-behind starts, when writes are not direct: runs
@@ -50,13 +61,33 @@ pub struct SpillWriter {
     fd: RawFd,
     /// Bytes accepted (staged or in the file).
     written: u64,
-    /// Present while writes are staged (direct writes allowed and working).
+    /// The buffer being filled, while writes are staged.
     stage: Option<Stage>,
-    /// The file is in `O_DIRECT` mode.
-    direct: bool,
-    behind: WriteBehind,
+    stage_size: usize,
+    /// Plain writes on this thread (direct writes not allowed).
+    plain: Option<Plain>,
+    /// The device thread, once a buffer has filled; or its parts before.
+    device: DeviceState,
     path: String,
-    ops: Box<dyn DirectOps>,
+}
+
+enum DeviceState {
+    /// Not started: what it will need.
+    Idle(Box<Device>),
+    Running {
+        tx: Sender<Job>,
+        free: Receiver<Stage>,
+        spare: usize,
+        failed: Arc<Mutex<Option<io::Error>>>,
+        join: JoinHandle<Device>,
+    },
+    Done,
+}
+
+/// A full buffer to write, or the last one (any length).
+struct Job {
+    stage: Stage,
+    last: bool,
 }
 
 /// The two calls direct writing makes (tests inject failures here).
@@ -94,106 +125,215 @@ impl SpillWriter {
     pub(crate) fn with_sizes(file: &File, direct: bool, stage: usize, wb_start: u64, wb_step: u64) -> SpillWriter {
         assert!(stage > 0 && stage.is_multiple_of(ALIGN), "the stage is whole aligned blocks");
         let fd = file.as_raw_fd();
-        let (stage, path) = match direct.then(|| Stage::new(stage)).flatten() {
-            Some(s) => (Some(s), "page cache (nothing written yet)"),
-            None if direct => (None, "page cache with write-behind (no memory for the staging buffer)"),
-            None => (None, "page cache with write-behind"),
+        let behind = WriteBehind::starting_at(fd, wb_start, wb_step);
+        let first = direct.then(|| Stage::new(stage)).flatten();
+        let path = match &first {
+            Some(_) => "page cache (nothing written yet)",
+            None if direct => "page cache with write-behind (no memory for the staging buffer)",
+            None => "page cache with write-behind",
         };
+        let plain = first.is_none().then(|| Plain { fd, behind: behind.clone() });
+        let device =
+            Device { fd, direct: false, written: 0, behind, path: String::new(), ops: Box::new(Kernel), failed: None };
         SpillWriter {
             fd,
             written: 0,
-            stage,
-            direct: false,
-            behind: WriteBehind::starting_at(fd, wb_start, wb_step),
+            stage: first,
+            stage_size: stage,
+            plain,
+            device: DeviceState::Idle(Box::new(device)),
             path: path.into(),
-            ops: Box::new(Kernel),
         }
     }
 
     /// Direct writes through `ops` instead of the kernel's calls.
     #[cfg(test)]
     pub(crate) fn with_ops(mut self, ops: Box<dyn DirectOps>) -> SpillWriter {
-        self.ops = ops;
+        if let DeviceState::Idle(d) = &mut self.device {
+            d.ops = ops;
+        }
         self
     }
 
     /// How the bytes were written: `page cache`, `O_DIRECT`, or the
-    /// fallback with its reason.
+    /// fallback with its reason (final after [`SpillWriter::finish`]).
     pub fn path(&self) -> &str {
         &self.path
     }
 
     pub fn write(&mut self, mut data: &[u8]) -> io::Result<()> {
-        if let Some(mut stage) = self.stage.take() {
-            loop {
-                let n = stage.fill(data);
-                self.written += n as u64;
-                data = &data[n..];
-                if !stage.is_full() {
-                    self.stage = Some(stage);
-                    return Ok(());
-                }
-                if let Err(why) = self.write_direct(&mut stage)? {
-                    self.fall_back(stage, why)?;
-                    break;
-                }
+        if let Some(p) = self.plain.as_mut() {
+            self.written += data.len() as u64;
+            return p.write(data, self.written);
+        }
+        while !data.is_empty() {
+            let stage = self.stage.as_mut().expect("a stage while staging");
+            let n = stage.fill(data);
+            self.written += n as u64;
+            data = &data[n..];
+            if stage.is_full() {
+                let full = self.stage.take().expect("stage");
+                self.stage = Some(self.hand_over(full, false)?);
             }
         }
-        self.buffered(data)
-    }
-
-    /// Writes what is staged; the file holds every byte after this.
-    pub fn finish(&mut self) -> io::Result<()> {
-        let Some(mut stage) = self.stage.take() else { return Ok(()) };
-        if self.direct {
-            if let Err(why) = self.write_direct(&mut stage)? {
-                return self.fall_back(stage, why);
-            }
-            self.ops.set_direct(self.fd, false)?;
-            self.direct = false;
-        } else {
-            self.path = "page cache".into();
-        }
-        // A small run, or the last partial block: through the cache.
-        write_all(self.fd, stage.bytes())
-    }
-
-    /// Writes the aligned part of the stage directly, switching the file to
-    /// `O_DIRECT` the first time. `Ok(Err(why))`: direct writes do not work
-    /// here (what was not written is still staged).
-    fn write_direct(&mut self, stage: &mut Stage) -> io::Result<Result<(), String>> {
-        if !self.direct {
-            if let Err(e) = self.ops.set_direct(self.fd, true) {
-                return Ok(Err(format!("O_DIRECT refused: {e}")));
-            }
-            self.direct = true;
-            self.path = "O_DIRECT".into();
-            say(&self.path);
-        }
-        Ok(match stage.flush_aligned(self.fd, self.ops.as_mut())? {
-            Some(why) => Err(why),
-            None => Ok(()),
-        })
-    }
-
-    fn buffered(&mut self, data: &[u8]) -> io::Result<()> {
-        write_all(self.fd, data)?;
-        self.written += data.len() as u64;
-        self.behind.advance(self.written);
         Ok(())
     }
 
-    /// Direct writes are off for good: what is staged is written through
-    /// the cache and write-behind takes over.
-    fn fall_back(&mut self, stage: Stage, why: String) -> io::Result<()> {
-        self.path = format!("page cache with write-behind ({why})");
-        say(&self.path);
-        if self.direct {
-            self.ops.set_direct(self.fd, false)?;
-            self.direct = false;
+    /// Writes what is staged and waits for the device: the file holds
+    /// every byte after this, or the first error is returned.
+    pub fn finish(&mut self) -> io::Result<()> {
+        let Some(stage) = self.stage.take() else { return Ok(()) };
+        match std::mem::replace(&mut self.device, DeviceState::Done) {
+            DeviceState::Idle(_) => {
+                // A small run: through the cache.
+                self.path = "page cache".into();
+                write_all(self.fd, stage.bytes())
+            }
+            DeviceState::Running { tx, failed, join, .. } => {
+                let _ = tx.send(Job { stage, last: true });
+                drop(tx);
+                let device = join.join().map_err(|_| io::Error::other("the spill's device thread panicked"))?;
+                self.path = device.path;
+                match failed.lock().expect("error slot").take() {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                }
+            }
+            DeviceState::Done => Ok(()),
         }
-        write_all(self.fd, stage.bytes())?;
-        self.behind.advance(self.written);
+    }
+
+    /// Gives a full buffer to the device thread (starting it the first
+    /// time) and returns an empty one.
+    fn hand_over(&mut self, full: Stage, last: bool) -> io::Result<Stage> {
+        if let DeviceState::Idle(_) = self.device {
+            self.start_device();
+        }
+        let DeviceState::Running { tx, free, spare, failed, .. } = &mut self.device else {
+            unreachable!("the device runs once started");
+        };
+        if let Some(e) = failed.lock().expect("error slot").take() {
+            return Err(e);
+        }
+        let size = self.stage_size;
+        let _ = tx.send(Job { stage: full, last });
+        // A spare buffer while there are some, then the ones written.
+        if *spare > 0 {
+            if let Some(s) = Stage::new(size) {
+                *spare -= 1;
+                return Ok(s);
+            }
+        }
+        free.recv().map_err(|_| io::Error::other("the spill's device thread stopped"))
+    }
+
+    fn start_device(&mut self) {
+        let DeviceState::Idle(mut device) = std::mem::replace(&mut self.device, DeviceState::Done) else { return };
+        let (tx, jobs) = bounded::<Job>(1);
+        let (give_back, free) = bounded::<Stage>(STAGES);
+        let failed = Arc::new(Mutex::new(None));
+        let slot = Arc::clone(&failed);
+        let spawned = std::thread::Builder::new().name("outbox-device".into()).spawn(move || {
+            for job in jobs {
+                let mut stage = job.stage;
+                if device.failed.is_none() {
+                    if let Err(e) = device.write(&mut stage, job.last) {
+                        *slot.lock().expect("error slot") = Some(e);
+                        device.failed = Some(());
+                    }
+                }
+                stage.clear();
+                let _ = give_back.try_send(stage);
+            }
+            *device
+        });
+        // Without a thread the buffers are written here, one by one: the
+        // same path, without the overlap.
+        self.device = match spawned {
+            Ok(join) => DeviceState::Running { tx, free, spare: STAGES - 1, failed, join },
+            Err(_) => {
+                self.path = "page cache with write-behind (no thread for the device)".into();
+                self.plain = Some(Plain { fd: self.fd, behind: WriteBehind::starting_at(self.fd, WB_START, WB_STEP) });
+                DeviceState::Done
+            }
+        };
+    }
+}
+
+impl Drop for SpillWriter {
+    /// The device thread writes through the spill's descriptor: it must be
+    /// gone before the owner closes the file (a reused descriptor number
+    /// would receive its writes).
+    fn drop(&mut self) {
+        if let DeviceState::Running { tx, join, .. } = std::mem::replace(&mut self.device, DeviceState::Done) {
+            drop(tx);
+            let _ = join.join();
+        }
+    }
+}
+
+/// Plain writes through the page cache, with write-behind.
+struct Plain {
+    fd: RawFd,
+    behind: WriteBehind,
+}
+
+impl Plain {
+    /// Writes `data`; the file then holds `written` bytes.
+    fn write(&mut self, data: &[u8], written: u64) -> io::Result<()> {
+        write_all(self.fd, data)?;
+        self.behind.advance(written);
+        Ok(())
+    }
+}
+
+/// The device thread's side: writes buffers in order, directly while it
+/// can, through the cache once it cannot.
+struct Device {
+    fd: RawFd,
+    /// The file is in `O_DIRECT` mode.
+    direct: bool,
+    /// Bytes in the file.
+    written: u64,
+    behind: WriteBehind,
+    path: String,
+    ops: Box<dyn DirectOps>,
+    /// A write failed: later buffers are not written.
+    failed: Option<()>,
+}
+
+impl Device {
+    fn write(&mut self, stage: &mut Stage, last: bool) -> io::Result<()> {
+        if self.path.is_empty() {
+            self.path = match self.ops.set_direct(self.fd, true) {
+                Ok(()) => {
+                    self.direct = true;
+                    "O_DIRECT".into()
+                }
+                Err(e) => format!("page cache with write-behind (O_DIRECT refused: {e})"),
+            };
+            say(&self.path);
+        }
+        if self.direct {
+            let before = stage.len();
+            let refused = stage.flush_aligned(self.fd, self.ops.as_mut())?;
+            self.written += (before - stage.len()) as u64;
+            if let Some(why) = &refused {
+                self.path = format!("page cache with write-behind ({why})");
+                say(&self.path);
+            }
+            if refused.is_some() || last {
+                // The rest (the last partial block, or all from here)
+                // goes through the cache.
+                self.ops.set_direct(self.fd, false)?;
+                self.direct = false;
+            }
+        }
+        if !stage.is_empty() {
+            write_all(self.fd, stage.bytes())?;
+            self.written += stage.len() as u64;
+            self.behind.advance(self.written);
+        }
         Ok(())
     }
 }
@@ -225,6 +365,18 @@ impl Stage {
 
     fn is_full(&self) -> bool {
         self.len == self.cap
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
     }
 
     /// Copies what fits of `data`; returns how many bytes that was.
@@ -305,6 +457,7 @@ fn write_all(fd: RawFd, data: &[u8]) -> io::Result<()> {
 
 /// Write-behind state for one spill file: `[WB_START, kicked)` has had its
 /// writeback started, `[WB_START, dropped)` is on disk and out of the cache.
+#[derive(Clone)]
 pub(crate) struct WriteBehind {
     fd: RawFd,
     kicked: u64,
