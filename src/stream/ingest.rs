@@ -60,17 +60,15 @@ pub fn ingest(
     // file (same open file, same offset as the spill thread's).
     let no_snapshot =
         if target.is_some() { "read+write (cannot open the spill file twice)" } else { "none (no store)" };
-    let mut target = target;
-    if let Some(t) = target.as_mut() {
-        // The snapshot copier shares the open file, and with it the flags.
-        t.direct &= !reader.snapshot_candidate();
-    }
+    // With direct spill writes a file on stdin that cannot be cloned is
+    // read and written like a pipe; else it is copied by copy_file_range.
+    let copy_range = !target.as_ref().is_some_and(|t| t.direct && crate::stream::writer::direct_allowed());
     let snapshot_dst = target.as_ref().and_then(|t| Some((t.file.try_clone().ok()?, t.path.clone())));
     let (spill, recycle) = Spill::start(target);
     let mut reader = reader.with_recycle(recycle);
     let snapshot_started = snapshot_dst.is_some();
     if let Some((dst, path)) = snapshot_dst {
-        reader.snapshot_into(dst, &path);
+        reader.snapshot_into(dst, &path, copy_range);
     }
     let mut stop = None;
     let mut read_error = None;

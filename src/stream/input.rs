@@ -202,21 +202,16 @@ impl Reader {
     /// into the spill file `dst` (open for writing at offset 0, at `path`)
     /// and reads the copy from then on. Otherwise, or when the copy cannot
     /// be opened for reading, the spill thread writes what is read.
-    pub(crate) fn snapshot_into(&mut self, dst: File, path: &Path) {
+    pub(crate) fn snapshot_into(&mut self, dst: File, path: &Path, copy_range: bool) {
         if !self.snapshot_from_start {
             self.spill_path = Some("read+write".into());
             return;
         }
         let ops = self.copy_ops.take().unwrap_or_else(snapshot::kernel);
-        match Snapshot::start(self.file.as_raw_fd(), dst, path, ops) {
+        match Snapshot::start(self.file.as_raw_fd(), dst, path, ops, copy_range) {
             Ok(s) => self.snapshot = Some(s),
             Err(e) => self.spill_path = Some(format!("read+write (cannot open the copy: {e})")),
         }
-    }
-
-    /// A regular file from offset 0: [`Reader::snapshot_into`] will copy it.
-    pub fn snapshot_candidate(&self) -> bool {
-        self.snapshot_from_start
     }
 
     /// How the spill got its bytes, once known: `FICLONE`,

@@ -129,6 +129,7 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
     let mut target = target;
     let mut writer = target.as_ref().map(|t| SpillWriter::new(&t.file, t.direct));
     let mut next_check = GUARD_EVERY;
+    let mut saw_stored = false;
     for block in rx {
         if bytes >= next_check {
             next_check = bytes + GUARD_EVERY;
@@ -141,6 +142,14 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
             }
         }
         bytes += block.len() as u64;
+        if block.stored && !saw_stored {
+            // A snapshot copy shares the open file, and with it the flags:
+            // what is appended after it goes through the page cache.
+            saw_stored = true;
+            if let Some(t) = target.as_ref() {
+                writer = Some(SpillWriter::new(&t.file, false));
+            }
+        }
         // A stored block is in the file already (the snapshot copy).
         if let Some(w) = writer.as_mut().filter(|_| !block.stored) {
             if let Err(e) = w.write(&block) {

@@ -25,6 +25,9 @@
 //! write error stops the device; the spill thread sees it at its next
 //! hand-over or at [`SpillWriter::finish`].
 //!
+//! `OUTBOX_DIRECT=0` turns direct writes off (for disks slower than the
+//! input: the cache absorbs bursts that direct writes would wait for).
+//!
 //! Only a spill written from offset 0 by this writer alone goes direct: a
 //! snapshot copy of a file on stdin shares the open file (and its flags),
 //! so the caller says when direct writes are allowed; otherwise every
@@ -118,8 +121,14 @@ impl DirectOps for Kernel {
 impl SpillWriter {
     /// A writer for `file`, whose offset is 0. `direct`: nobody else
     /// writes through this open file, so its flags may change.
+    /// `OUTBOX_DIRECT=0` keeps every write in the page cache.
     pub fn new(file: &File, direct: bool) -> SpillWriter {
-        SpillWriter::with_sizes(file, direct, STAGE, WB_START, WB_STEP)
+        let refused = direct && !direct_allowed();
+        let mut w = SpillWriter::with_sizes(file, direct && !refused, STAGE, WB_START, WB_STEP);
+        if refused {
+            w.path = "page cache with write-behind (OUTBOX_DIRECT=0)".into();
+        }
+        w
     }
 
     pub(crate) fn with_sizes(file: &File, direct: bool, stage: usize, wb_start: u64, wb_step: u64) -> SpillWriter {
@@ -336,6 +345,14 @@ impl Device {
         }
         Ok(())
     }
+}
+
+/// `OUTBOX_DIRECT=0`: every spill goes through the page cache (with
+/// write-behind past [`WB_START`]). For a disk much slower than the input,
+/// where the cache absorbs a burst that direct writes would wait for.
+pub(crate) fn direct_allowed() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("OUTBOX_DIRECT").is_none_or(|v| v != "0"))
 }
 
 fn say(what: &str) {

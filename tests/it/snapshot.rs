@@ -31,17 +31,26 @@ fn file_on_stdin_is_copied_and_the_path_is_named() {
     let path = store.path().join("input.log");
     let data = log(200_000);
     std::fs::write(&path, &data).unwrap();
-    let out = Command::new(util::bin())
-        .env("OUTBOX_DIR", store.path())
-        .env("OUTBOX_DEBUG", "1")
-        .stdin(std::fs::File::open(&path).unwrap())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("outbox: spill: FICLONE") || err.contains("outbox: spill: copy_file_range"), "{err}");
-    let h = header(&out.stdout);
-    assert_eq!(std::fs::read(h["full_output"].as_str().unwrap()).unwrap(), data);
+    // A clone where the file system shares extents; else (ext4) the file is
+    // read and the spill writes directly, or, with OUTBOX_DIRECT=0, the
+    // kernel copies it with copy_file_range.
+    for direct in ["1", "0"] {
+        let out = Command::new(util::bin())
+            .env("OUTBOX_DIR", store.path())
+            .env("OUTBOX_DEBUG", "1")
+            .env("OUTBOX_DIRECT", direct)
+            .stdin(std::fs::File::open(&path).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let copied =
+            if direct == "1" { "outbox: spill: read+write (FICLONE" } else { "outbox: spill: copy_file_range" };
+        assert!(err.contains("outbox: spill: FICLONE") || err.contains(copied), "{err}");
+        let h = header(&out.stdout);
+        assert_eq!(std::fs::read(h["full_output"].as_str().unwrap()).unwrap(), data);
+        std::fs::remove_file(h["full_output"].as_str().unwrap()).unwrap();
+    }
 
     // Through a pipe the spill thread writes what it reads: past the first
     // staging buffer with O_DIRECT, the last partial block through the
@@ -61,6 +70,15 @@ fn file_on_stdin_is_copied_and_the_path_is_named() {
     assert!(err.contains("outbox: spill: read+write") && err.contains("outbox: spill: O_DIRECT"), "{err}");
     let err = piped(&data[..100_000]);
     assert!(err.contains("outbox: spill: read+write") && !err.contains("O_DIRECT"), "{err}");
+
+    // OUTBOX_DIRECT=0: through the page cache only.
+    let mut c = Command::new(util::bin());
+    c.env("OUTBOX_DIR", store.path()).env("OUTBOX_DEBUG", "1").env("OUTBOX_DIRECT", "0");
+    let out = util::run_cmd(c, &odd);
+    assert_eq!(out.status.code(), Some(0));
+    let stored = std::fs::read(header(&out.stdout)["full_output"].as_str().unwrap()).unwrap();
+    assert!(stored == odd);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("spill: O_DIRECT"));
 }
 
 /// logrotate's copytruncate: the file on stdin is truncated while outbox
