@@ -7,7 +7,7 @@
 //!  stdin / a child's pipe / a file      stream::input   (owned, recycled blocks;
 //!        │                              a file on stdin is copied into the store
 //!        │                              first, stream::snapshot, and read back)
-//!        ├──► spill thread: write (O_DIRECT past 4 MiB), then a hash
+//!        ├──► spill thread: write (O_DIRECT past 2 MiB), then a hash
 //!        │    thread: BLAKE3               stream::spill  ──► store (temp, renamed)
 //!        ▼                                  stream::ingest (hands each block to both)
 //!  scanner: chars, lines, head, tail ring,  stream::scan, stream::tail, stream::signal

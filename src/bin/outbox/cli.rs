@@ -281,7 +281,8 @@ pub struct EnvelopeArgs {
     pub status_file: Option<PathBuf>,
 
     /// Ignored (kept so that scripts using it still run): a file on stdin
-    /// is copied into the store and read from the copy. Mapping it was
+    /// is cloned into the store and read from the clone, or read like a
+    /// pipe where it cannot be cloned. Mapping it was
     /// slower than reading and died of SIGBUS when the file shrank.
     #[arg(long, hide = true)]
     pub mmap: bool,
@@ -606,7 +607,7 @@ impl EnvelopeArgs {
             None => signal::matcher(None).map_err(|e| anyhow::anyhow!("the default --signal pattern: {e}"))?,
         };
         if self.mmap {
-            outbox::say!("--mmap is ignored: a file on stdin is copied into the store and read from the copy");
+            outbox::say!("--mmap is ignored: a file on stdin is cloned into the store or read like a pipe");
         }
         Ok(RunOptions {
             label: self.label.as_ref().map(|l| l.to_string_lossy().into_owned()),
