@@ -19,7 +19,7 @@
 //! Where `O_DIRECT` is refused (tmpfs before Linux 6.6, some FUSE and
 //! network filesystems: `EINVAL` or `EOPNOTSUPP` when switching or on a
 //! write), the device falls back, once, to plain writes with write-behind
-//! past [`WB_START`] ([`WriteBehind`]). A short direct write that leaves
+//! past [`WB_START`] (`WriteBehind`). A short direct write that leaves
 //! the file offset unaligned does the same for the rest. The choice is
 //! named on stderr with `OUTBOX_DEBUG=1` and by [`SpillWriter::path`]. A
 //! write error stops the device; the spill thread sees it at its next
