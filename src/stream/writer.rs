@@ -84,6 +84,9 @@ enum DeviceState {
         failed: Arc<Mutex<Option<io::Error>>>,
         join: JoinHandle<Device>,
     },
+    /// No thread to be had: buffers are written on the spill thread, the
+    /// same path without the overlap.
+    Inline(Box<Device>),
     Done,
 }
 
@@ -142,8 +145,7 @@ impl SpillWriter {
             None => "page cache with write-behind",
         };
         let plain = first.is_none().then(|| Plain { fd, behind: behind.clone() });
-        let device =
-            Device { fd, direct: false, written: 0, behind, path: String::new(), ops: Box::new(Kernel), failed: None };
+        let device = Device { fd, direct: false, written: 0, behind, path: String::new(), ops: Box::new(Kernel) };
         SpillWriter {
             fd,
             written: 0,
@@ -160,6 +162,16 @@ impl SpillWriter {
     pub(crate) fn with_ops(mut self, ops: Box<dyn DirectOps>) -> SpillWriter {
         if let DeviceState::Idle(d) = &mut self.device {
             d.ops = ops;
+        }
+        self
+    }
+
+    /// Writes buffers on the calling thread, as when no device thread
+    /// can be spawned.
+    #[cfg(test)]
+    pub(crate) fn without_thread(mut self) -> SpillWriter {
+        if let DeviceState::Idle(d) = std::mem::replace(&mut self.device, DeviceState::Done) {
+            self.device = DeviceState::Inline(d);
         }
         self
     }
@@ -208,6 +220,12 @@ impl SpillWriter {
                     None => Ok(()),
                 }
             }
+            DeviceState::Inline(mut device) => {
+                let mut stage = stage;
+                let r = device.write(&mut stage, true);
+                self.path = device.path;
+                r
+            }
             DeviceState::Done => Ok(()),
         }
     }
@@ -218,8 +236,15 @@ impl SpillWriter {
         if let DeviceState::Idle(_) = self.device {
             self.start_device();
         }
-        let DeviceState::Running { tx, free, spare, failed, .. } = &mut self.device else {
-            unreachable!("the device runs once started");
+        let (tx, free, spare, failed) = match &mut self.device {
+            DeviceState::Running { tx, free, spare, failed, .. } => (tx, free, spare, failed),
+            DeviceState::Inline(device) => {
+                let mut full = full;
+                device.write(&mut full, last)?;
+                full.clear();
+                return Ok(full);
+            }
+            DeviceState::Idle(_) | DeviceState::Done => unreachable!("the device is started and not finished"),
         };
         if let Some(e) = failed.lock().expect("error slot").take() {
             return Err(e);
@@ -237,18 +262,23 @@ impl SpillWriter {
     }
 
     fn start_device(&mut self) {
-        let DeviceState::Idle(mut device) = std::mem::replace(&mut self.device, DeviceState::Done) else { return };
+        let DeviceState::Idle(device) = std::mem::replace(&mut self.device, DeviceState::Done) else { return };
+        // The device reaches the thread by channel, so that it is still
+        // ours when no thread can be spawned.
+        let (hand, take) = bounded::<Box<Device>>(1);
         let (tx, jobs) = bounded::<Job>(1);
         let (give_back, free) = bounded::<Stage>(STAGES);
         let failed = Arc::new(Mutex::new(None));
         let slot = Arc::clone(&failed);
         let spawned = std::thread::Builder::new().name("outbox-device".into()).spawn(move || {
+            let mut device = take.recv().expect("the device is handed over at the start");
+            let mut failed = false;
             for job in jobs {
                 let mut stage = job.stage;
-                if device.failed.is_none() {
+                if !failed {
                     if let Err(e) = device.write(&mut stage, job.last) {
                         *slot.lock().expect("error slot") = Some(e);
-                        device.failed = Some(());
+                        failed = true;
                     }
                 }
                 stage.clear();
@@ -256,15 +286,12 @@ impl SpillWriter {
             }
             *device
         });
-        // Without a thread the buffers are written here, one by one: the
-        // same path, without the overlap.
         self.device = match spawned {
-            Ok(join) => DeviceState::Running { tx, free, spare: STAGES - 1, failed, join },
-            Err(_) => {
-                self.path = "page cache with write-behind (no thread for the device)".into();
-                self.plain = Some(Plain { fd: self.fd, behind: WriteBehind::starting_at(self.fd, WB_START, WB_STEP) });
-                DeviceState::Done
+            Ok(join) => {
+                let _ = hand.send(device);
+                DeviceState::Running { tx, free, spare: STAGES - 1, failed, join }
             }
+            Err(_) => DeviceState::Inline(device),
         };
     }
 }
@@ -307,8 +334,6 @@ struct Device {
     behind: WriteBehind,
     path: String,
     ops: Box<dyn DirectOps>,
-    /// A write failed: later buffers are not written.
-    failed: Option<()>,
 }
 
 impl Device {
@@ -625,6 +650,30 @@ mod tests {
             assert!(got == want, "{total} bytes: content differs");
             let expected = if total >= 2 * ALIGN { "O_DIRECT" } else { "page cache" };
             assert_eq!(path, expected, "{total} bytes");
+        }
+    }
+
+    /// Without a device thread (spawning failed) the same path runs on
+    /// the spill thread: every byte lands, the refusals still fall back.
+    #[test]
+    fn without_a_thread_the_buffers_are_written_inline() {
+        for refuse in [None, Some(libc::EINVAL)] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("spill");
+            let file = File::create(&path).unwrap();
+            let (ops, _) = scripted(refuse, &[]);
+            let mut w = SpillWriter::with_sizes(&file, true, 2 * ALIGN, 1 << 30, 1 << 20)
+                .with_ops(Box::new(ops))
+                .without_thread();
+            let want: Vec<u8> = (0..100_003u32).map(|i| (i % 251) as u8).collect();
+            for piece in want.chunks(3001) {
+                w.write(piece).unwrap();
+            }
+            w.finish().unwrap();
+            drop(file);
+            assert!(std::fs::read(&path).unwrap() == want);
+            let expected = if refuse.is_some() { "page cache with write-behind (O_DIRECT refused" } else { "O_DIRECT" };
+            assert!(w.path().starts_with(expected), "{}", w.path());
         }
     }
 
