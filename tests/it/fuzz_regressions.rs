@@ -402,3 +402,19 @@ fn no_signal_section_without_hits_and_the_last_line_in_the_tail() {
     assert!(tail.starts_with("1/1 lines ---\n") || tail.starts_with("2/1 lines ---\n"), "{out}");
     assert!(tail.ends_with("\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\n"), "{out}");
 }
+
+/// Found by the `scan` target (289 newlines, budget 66,535, tail 1 line):
+/// not a scanner fault but the target's stale rule. Since the budget
+/// flows, `--tail N` is a minimum and the ring keeps up to the budget in
+/// lines; the target asserted at most N. It now asserts the ring's bound,
+/// as this test does.
+#[test]
+fn the_tail_ring_may_keep_more_lines_than_asked_up_to_the_budget() {
+    let data = b"\n".repeat(289);
+    let cfg = ScanConfig { budget: 66_535, tail_lines: 1, tail_budget: 26_879, signal: signal::matcher(None).unwrap() };
+    let sc = reference::scan_blocks(cfg, std::iter::once(&data[..]));
+    let linenos: Vec<u64> = sc.result().tail.lines().map(|l| l.lineno).collect();
+    assert!(!linenos.is_empty() && linenos.len() <= 66_535);
+    assert_eq!(*linenos.last().unwrap(), 289, "the tail ends at the last line");
+    assert!(linenos.windows(2).all(|w| w[1] == w[0] + 1), "contiguous");
+}
