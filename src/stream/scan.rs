@@ -366,8 +366,8 @@ impl Scanner {
     /// Complete lines wholly inside one block: whole-block operations only.
     fn scan_region(&mut self, region: &[u8]) {
         let first = self.newlines + 1;
-        let count = memchr_iter(b'\n', region).count() as u64;
-        self.chars.feed(region);
+        // One pass counts the lines and the characters.
+        let (_, count) = self.chars.feed_lines(region);
         self.search_region(region, first);
         self.gap.region(region);
         self.tail.push_region(region, first, count);

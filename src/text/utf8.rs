@@ -12,13 +12,25 @@
 /// result is then the count of non-continuation bytes).
 #[inline]
 pub fn count_lead_bytes(bytes: &[u8]) -> u64 {
-    count_lead_bytes_and_nul(bytes).0
+    count_bytes(bytes).lead
 }
 
-/// As `count_lead_bytes`, and whether a NUL byte was seen: the same pass
-/// answers "is this binary?" for free.
+/// What one pass over a byte string counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ByteCounts {
+    /// Bytes that are not UTF-8 continuation bytes (characters, for valid
+    /// UTF-8).
+    pub lead: u64,
+    /// `\n` bytes: the scanner's line count comes from the same pass.
+    pub newlines: u64,
+    /// Whether a NUL byte was seen ("is this binary?").
+    pub nul: bool,
+}
+
+/// Lead bytes, newlines and NUL in one pass: the scanner used to walk each
+/// block once for newlines and once for characters.
 #[inline]
-pub fn count_lead_bytes_and_nul(bytes: &[u8]) -> (u64, bool) {
+pub fn count_bytes(bytes: &[u8]) -> ByteCounts {
     #[cfg(target_arch = "x86_64")]
     if bytes.len() >= 64 && std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 was detected at run time.
@@ -27,48 +39,82 @@ pub fn count_lead_bytes_and_nul(bytes: &[u8]) -> (u64, bool) {
     count_swar(bytes)
 }
 
-/// `count_lead_bytes_and_nul`, 32 bytes an instruction: a continuation
-/// byte is one below -64 as a signed byte.
+/// `count_bytes`, 32 bytes an instruction. Matches are summed in byte
+/// lanes (a compare yields -1, subtracted) and folded into 64-bit totals
+/// every 255 rounds, before a lane can overflow: no per-word popcount
+/// chain, so the loop runs at load speed.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn count_avx2(bytes: &[u8]) -> (u64, bool) {
+unsafe fn count_avx2(bytes: &[u8]) -> ByteCounts {
     use std::arch::x86_64::*;
+    // A continuation byte is one below -64 as a signed byte.
     let limit = _mm256_set1_epi8(-64);
+    let newline = _mm256_set1_epi8(b'\n' as i8);
     let zero = _mm256_setzero_si256();
-    let mut cont = 0u64;
     let mut nul = zero;
+    let (mut cont, mut lines) = (0u64, 0u64);
     let mut words = bytes.chunks_exact(32);
-    for w in words.by_ref() {
-        let v = _mm256_loadu_si256(w.as_ptr() as *const __m256i);
-        cont += (_mm256_movemask_epi8(_mm256_cmpgt_epi8(limit, v)) as u32).count_ones() as u64;
-        nul = _mm256_or_si256(nul, _mm256_cmpeq_epi8(v, zero));
+    let total_words = words.len();
+    let mut left = total_words;
+    while left > 0 {
+        let round = left.min(255);
+        left -= round;
+        let (mut c, mut n) = (zero, zero);
+        for w in words.by_ref().take(round) {
+            let v = _mm256_loadu_si256(w.as_ptr() as *const __m256i);
+            c = _mm256_sub_epi8(c, _mm256_cmpgt_epi8(limit, v));
+            n = _mm256_sub_epi8(n, _mm256_cmpeq_epi8(v, newline));
+            nul = _mm256_or_si256(nul, _mm256_cmpeq_epi8(v, zero));
+        }
+        cont += sum_lanes(_mm256_sad_epu8(c, zero));
+        lines += sum_lanes(_mm256_sad_epu8(n, zero));
     }
-    let (rest_chars, rest_nul) = count_swar(words.remainder());
-    let words_len = (bytes.len() - words.remainder().len()) as u64;
-    (words_len - cont + rest_chars, rest_nul || _mm256_movemask_epi8(nul) != 0)
+    let rest = count_swar(words.remainder());
+    let words_len = (total_words * 32) as u64;
+    ByteCounts {
+        lead: words_len - cont + rest.lead,
+        newlines: lines + rest.newlines,
+        nul: rest.nul || _mm256_movemask_epi8(nul) != 0,
+    }
 }
 
-fn count_swar(bytes: &[u8]) -> (u64, bool) {
+/// The four 64-bit lanes of a `_mm256_sad_epu8` result, added.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sum_lanes(v: std::arch::x86_64::__m256i) -> u64 {
+    use std::arch::x86_64::*;
+    let lo = _mm256_castsi256_si128(v);
+    let hi = _mm256_extracti128_si256::<1>(v);
+    let s = _mm_add_epi64(lo, hi);
+    (_mm_cvtsi128_si64(s) + _mm_extract_epi64::<1>(s)) as u64
+}
+
+fn count_swar(bytes: &[u8]) -> ByteCounts {
     // SWAR: a continuation byte is 0b10xx_xxxx, i.e. bit 7 set and bit 6
     // clear; shifting left by one lines bit 6 up under bit 7 of each byte.
-    // A zero byte is found with the classic (x - 0x01..) & !x & 0x80.. test.
+    // A zero byte is found with the classic (x - 0x01..) & !x & 0x80.. test
+    // (exact when only "is there one" is asked); newlines are XORed to zero
+    // and counted with the exact form (((x & 0x7f..) + 0x7f..) | x) & 0x80..
+    // clear.
     const HI: u64 = 0x8080_8080_8080_8080;
     const LO: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const NL: u64 = 0x0a0a_0a0a_0a0a_0a0a;
     let mut cont: u64 = 0;
+    let mut lines: u64 = 0;
     let mut zero: u64 = 0;
-    let mut words = bytes.chunks_exact(32);
+    let mut words = bytes.chunks_exact(8);
     for w in words.by_ref() {
-        let mut sum = 0;
-        for k in 0..4 {
-            let x = u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().expect("8 bytes"));
-            sum += (x & !(x << 1) & HI).count_ones();
-            zero |= x.wrapping_sub(LO) & !x & HI;
-        }
-        cont += sum as u64;
+        let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        cont += (x & !(x << 1) & HI).count_ones() as u64;
+        zero |= x.wrapping_sub(LO) & !x & HI;
+        let y = x ^ NL;
+        lines += (!(((y & LOW7) + LOW7) | y) & HI).count_ones() as u64;
     }
     let rest = words.remainder();
     cont += rest.iter().filter(|&&b| (b as i8) < -64).count() as u64;
-    (bytes.len() as u64 - cont, zero != 0 || rest.contains(&0))
+    lines += rest.iter().filter(|&&b| b == b'\n').count() as u64;
+    ByteCounts { lead: bytes.len() as u64 - cont, newlines: lines, nul: zero != 0 || rest.contains(&0) }
 }
 
 /// Lossy character count of a complete byte string (no carry).
@@ -112,38 +158,52 @@ impl CharCounter {
 
     /// Feeds the next bytes of the stream; returns how many characters
     /// they completed.
-    pub fn feed(&mut self, mut bytes: &[u8]) -> u64 {
+    pub fn feed(&mut self, bytes: &[u8]) -> u64 {
+        self.feed_lines(bytes).0
+    }
+
+    /// As [`CharCounter::feed`], and how many `\n` bytes `bytes` holds,
+    /// counted in the same pass over valid UTF-8.
+    pub fn feed_lines(&mut self, mut bytes: &[u8]) -> (u64, u64) {
         let before = self.chars;
+        let mut newlines = 0;
         if self.carry_len > 0 {
             let used = self.resolve_carry(bytes);
+            // A newline never continues a sequence, so `used` holds none;
+            // counted anyway, it is at most three bytes.
+            newlines += bytes[..used].iter().filter(|&&b| b == b'\n').count() as u64;
             bytes = &bytes[used..];
             if self.carry_len > 0 {
                 // Still incomplete: the whole input went into the carry.
-                return self.chars - before;
+                return (self.chars - before, newlines);
             }
         }
         if bytes.is_empty() {
-            return self.chars - before;
+            return (self.chars - before, newlines);
         }
         match simdutf8::compat::from_utf8(bytes) {
-            Ok(_) => {
-                let (n, nul) = count_lead_bytes_and_nul(bytes);
-                self.chars += n;
-                self.nul |= nul;
-            }
+            Ok(_) => newlines += self.count_valid(bytes),
             Err(e) if e.error_len().is_none() => {
+                // The incomplete sequence at the end holds no newline.
                 let (valid, rest) = bytes.split_at(e.valid_up_to());
-                let (n, nul) = count_lead_bytes_and_nul(valid);
-                self.chars += n;
-                self.nul |= nul;
+                newlines += self.count_valid(valid);
                 self.set_carry(rest);
             }
             Err(_) => {
                 self.nul |= memchr::memchr(0, bytes).is_some();
+                newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
                 self.feed_invalid(bytes)
             }
         }
-        self.chars - before
+        (self.chars - before, newlines)
+    }
+
+    /// Counts valid UTF-8; returns its newlines.
+    fn count_valid(&mut self, valid: &[u8]) -> u64 {
+        let c = count_bytes(valid);
+        self.chars += c.lead;
+        self.nul |= c.nul;
+        c.newlines
     }
 
     /// Ends the stream: a pending incomplete sequence is one U+FFFD.
@@ -266,7 +326,8 @@ mod tests {
     #[test]
     fn simd_and_word_counts_agree() {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        for len in [0usize, 31, 32, 63, 64, 65, 96, 127, 300, 1000] {
+        // Past 255 words, where the SIMD lanes are folded into totals.
+        for len in [0usize, 7, 8, 31, 32, 63, 64, 65, 96, 127, 300, 1000, 255 * 32, 255 * 32 + 1, 20_000] {
             for _ in 0..30 {
                 let bytes: Vec<u8> = (0..len)
                     .map(|_| {
@@ -274,15 +335,48 @@ mod tests {
                         rng ^= rng >> 7;
                         rng ^= rng << 17;
                         // Mostly text, some continuation bytes, rarely NUL.
-                        [b'a', 0x80, 0xbf, 0xc3, 0xe3, b'\n', 0x7f, 0xff, b'z', (rng >> 40) as u8][(rng % 10) as usize]
+                        [b'a', 0x80, 0xbf, 0xc3, 0xe3, b'\n', 0x7f, 0xff, 0x8a, (rng >> 40) as u8][(rng % 10) as usize]
                     })
                     .collect();
-                assert_eq!(count_lead_bytes_and_nul(&bytes), count_swar(&bytes), "{bytes:?}");
+                let plain = ByteCounts {
+                    lead: bytes.iter().filter(|&&b| (b as i8) >= -64).count() as u64,
+                    newlines: bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+                    nul: bytes.contains(&0),
+                };
+                assert_eq!(count_bytes(&bytes), plain, "{bytes:?}");
+                assert_eq!(count_swar(&bytes), plain, "{bytes:?}");
             }
         }
         let mut nul_late = vec![b'x'; 200];
         nul_late[150] = 0;
-        assert_eq!(count_lead_bytes_and_nul(&nul_late), (200, true));
+        assert_eq!(count_bytes(&nul_late), ByteCounts { lead: 200, newlines: 0, nul: true });
+        // Every byte a newline: each lane reaches 255 before it is folded.
+        let all = vec![b'\n'; 255 * 32 * 3 + 17];
+        assert_eq!(count_bytes(&all).newlines, all.len() as u64);
+    }
+
+    #[test]
+    fn newlines_are_counted_with_the_characters_on_every_path() {
+        let samples: &[&[u8]] = &[
+            b"one\ntwo\n",
+            "日本\n語\n".as_bytes(),
+            b"bad \xff\n\nbyte\n",
+            b"cut \xe2\x82\nx\n",
+            b"\xe2\n\xe2\x82\xac\n",
+        ];
+        for s in samples {
+            let want = s.iter().filter(|&&b| b == b'\n').count() as u64;
+            for split in 0..=s.len() {
+                let mut c = CharCounter::new();
+                let (c1, n1) = c.feed_lines(&s[..split]);
+                let (c2, n2) = c.feed_lines(&s[split..]);
+                assert_eq!(n1 + n2, want, "{s:?} split at {split}");
+                let total = c.finish();
+                assert_eq!(total, reference(s), "{s:?} split at {split}");
+                // Only a sequence left open at the end is counted by finish.
+                assert!(total - (c1 + c2) <= 1, "{s:?} split at {split}");
+            }
+        }
     }
 
     #[test]
