@@ -1,10 +1,11 @@
 //! The streaming character counter, fed in arbitrary splits, counts what
-//! `String::from_utf8_lossy` decodes; so does the one-shot `count_chars`.
+//! `String::from_utf8_lossy` decodes, and the newlines in the same pass;
+//! so does the one-shot `count_chars`.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::text::utf8::{count_chars, count_lead_bytes, count_lead_bytes_and_nul, CharCounter};
+use outbox::text::utf8::{count_bytes, count_chars, count_lead_bytes, ByteCounts, CharCounter};
 use outbox_fuzz::lossy_chars;
 
 #[derive(Arbitrary, Debug)]
@@ -19,21 +20,26 @@ fuzz_target!(|c: Case| {
     assert_eq!(count_chars(&c.data), want, "count_chars");
     let leads = c.data.iter().filter(|&&b| (b as i8) >= -64).count() as u64;
     let nul = c.data.contains(&0);
-    assert_eq!(count_lead_bytes_and_nul(&c.data), (leads, nul), "count_lead_bytes_and_nul");
+    let lines = |t: &[u8]| t.iter().filter(|&&b| b == b'\n').count() as u64;
+    let plain = |t: &[u8], lead| ByteCounts { lead, newlines: lines(t), nul: t.contains(&0) };
+    assert_eq!(count_bytes(&c.data), plain(&c.data, leads), "count_bytes");
     assert_eq!(count_lead_bytes(&c.data), leads, "count_lead_bytes");
     // Every alignment of the SWAR words.
     for k in 1..c.data.len().min(40) {
         let t = &c.data[k..];
         let leads = t.iter().filter(|&&b| (b as i8) >= -64).count() as u64;
-        assert_eq!(count_lead_bytes_and_nul(t), (leads, t.contains(&0)), "at offset {k}");
+        assert_eq!(count_bytes(t), plain(t, leads), "at offset {k}");
     }
 
     let mut cc = CharCounter::new();
     let mut completed = 0u64;
+    let mut newlines = 0u64;
     let mut pos = 0;
     for &s in &c.sizes {
         let end = (pos + s as usize).min(c.data.len());
-        completed += cc.feed(&c.data[pos..end]);
+        let (chars, lines) = cc.feed_lines(&c.data[pos..end]);
+        completed += chars;
+        newlines += lines;
         pos = end;
         // Never more than the lossy count of what was fed, plus nothing
         // carried beyond one incomplete sequence.
@@ -42,8 +48,10 @@ fuzz_target!(|c: Case| {
         assert!(cc.chars() <= so_far, "counted {} > {so_far} after {pos} bytes", cc.chars());
         assert!(cc.chars() + 1 >= so_far, "counted {} < {so_far} - 1 after {pos} bytes", cc.chars());
     }
-    completed += cc.feed(&c.data[pos..]);
+    let (chars, lines_left) = cc.feed_lines(&c.data[pos..]);
+    completed += chars;
     assert_eq!(completed, cc.chars(), "feed() return values add up to chars()");
+    assert_eq!(newlines + lines_left, lines(&c.data), "feed_lines() newline counts add up");
     assert_eq!(cc.saw_nul(), nul, "saw_nul");
     let total = cc.finish();
     assert_eq!(total, want, "streaming count vs lossy count");
