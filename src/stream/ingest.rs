@@ -22,7 +22,7 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{bounded, Sender};
 
 use crate::stream::input::{Block, Next, Reader, Stop};
 use crate::stream::spill::{Spill, SpillResult, SpillTarget};
@@ -30,6 +30,28 @@ use crate::stream::spill::{Spill, SpillResult, SpillTarget};
 /// Blocks queued for the scanner thread (a MiB of memory each; see
 /// `spill::CHANNEL_DEPTH` for the budget).
 const SCAN_DEPTH: usize = 2;
+
+/// Where blocks are scanned: queued for the scanner thread, or fed here.
+enum Scan<'scope, 'sink> {
+    Thread(Sender<Arc<Block>>, std::thread::ScopedJoinHandle<'scope, ()>),
+    Here(&'sink mut (dyn BlockSink + Send)),
+}
+
+#[cfg(not(test))]
+fn scan_thread_wanted() -> bool {
+    true
+}
+
+// Tests take the path of a failed spawn by asking for no thread.
+#[cfg(test)]
+thread_local! {
+    static NO_SCAN_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+fn scan_thread_wanted() -> bool {
+    !NO_SCAN_THREAD.with(|c| c.get())
+}
 
 /// Something that consumes the input stream block by block, in order.
 /// Blocks are borrowed: a sink copies only what it must keep.
@@ -97,21 +119,24 @@ pub fn ingest(
     // when no thread can be spawned.
     let (hand, take) = bounded::<&mut (dyn BlockSink + Send)>(1);
     std::thread::scope(|scope| {
-        let scanner = crate::stream::interrupt::with_signals_blocked(|| {
-            std::thread::Builder::new().name("outbox-scan".into()).spawn_scoped(scope, move || {
-                let Ok(sink) = take.recv() else { return };
-                for block in blocks {
-                    sink.feed(&block);
-                }
+        let spawn = || {
+            crate::stream::interrupt::with_signals_blocked(|| {
+                std::thread::Builder::new().name("outbox-scan".into()).spawn_scoped(scope, move || {
+                    let Ok(sink) = take.recv() else { return };
+                    for block in blocks {
+                        sink.feed(&block);
+                    }
+                })
             })
-        });
+        };
+        let scanner = if scan_thread_wanted() { spawn() } else { Err(io::Error::other("no scan thread")) };
         // No thread to be had: scan here, in turn with reading.
-        let (mut to_scan, mut here) = match scanner {
+        let mut scan = match scanner {
             Ok(join) => {
                 let _ = hand.send(sink);
-                (Some((to_scan, join)), None)
+                Scan::Thread(to_scan, join)
             }
-            Err(_) => (None, Some(sink)),
+            Err(_) => Scan::Here(sink),
         };
         loop {
             match reader.next_block() {
@@ -128,10 +153,9 @@ pub fn ingest(
                         lines += memchr::memchr_iter(b'\n', &block).count() as u64;
                         p.update(bytes, lines);
                     }
-                    match (&to_scan, here.as_deref_mut()) {
-                        (Some((tx, _)), _) => drop(tx.send(block)),
-                        (None, Some(sink)) => sink.feed(&block),
-                        (None, None) => unreachable!("a scanner thread or a sink here"),
+                    match &mut scan {
+                        Scan::Thread(tx, _) => drop(tx.send(block)),
+                        Scan::Here(sink) => sink.feed(&block),
                     }
                 }
                 Ok(Next::Eof) => break,
@@ -145,7 +169,8 @@ pub fn ingest(
                 }
             }
         }
-        if let Some((tx, join)) = to_scan.take() {
+        if let Scan::Thread(tx, join) = scan {
+            // The scanner finishes the queued blocks, then ends.
             drop(tx);
             if let Err(panic) = join.join() {
                 std::panic::resume_unwind(panic);
@@ -179,4 +204,44 @@ pub fn ingest(
         spill.error.get_or_insert(e);
     }
     Ingest { spill, stop, read_error, tee_error, spill_path }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect(Vec<u8>);
+    impl BlockSink for Collect {
+        fn feed(&mut self, block: &[u8]) {
+            self.0.extend_from_slice(block);
+        }
+    }
+
+    /// Several MiB through a pipe, scanned on the scanner thread and, as
+    /// when no thread can be spawned, on the reader's: every byte once, in
+    /// order, and the same bytes stored.
+    #[test]
+    fn every_byte_is_scanned_once_with_or_without_the_scanner_thread() {
+        let input: Vec<u8> = (0..5_000_000u32).map(|i| (i % 251) as u8).collect();
+        for threaded in [true, false] {
+            NO_SCAN_THREAD.with(|c| c.set(!threaded));
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join(".tmp-spill");
+            let file = std::fs::File::create_new(&path).expect("spill file");
+            let (rx, mut tx) = std::io::pipe().expect("pipe");
+            let data = input.clone();
+            let writer = std::thread::spawn(move || tx.write_all(&data).expect("write"));
+            let reader = Reader::owned(std::fs::File::from(std::os::fd::OwnedFd::from(rx)));
+            let mut sink = Collect::default();
+            let target = SpillTarget { file, path, guard: None, direct: true };
+            let r = ingest(reader, &mut sink, Some(target), None, None);
+            writer.join().expect("writer");
+            assert!(r.read_error.is_none() && r.spill.error.is_none(), "threaded {threaded}");
+            assert!(sink.0 == input, "scanned every byte once, in order (threaded {threaded})");
+            let stored = std::fs::read(r.spill.temp.expect("stored")).expect("read");
+            assert!(stored == input, "stored copy (threaded {threaded})");
+        }
+        NO_SCAN_THREAD.with(|c| c.set(false));
+    }
 }
