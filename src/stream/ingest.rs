@@ -207,11 +207,12 @@ pub fn ingest(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// Keeps everything it is fed (the snapshot tests use it too).
     #[derive(Default)]
-    struct Collect(Vec<u8>);
+    pub(crate) struct Collect(pub(crate) Vec<u8>);
     impl BlockSink for Collect {
         fn feed(&mut self, block: &[u8]) {
             self.0.extend_from_slice(block);

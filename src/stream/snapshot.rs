@@ -349,18 +349,10 @@ mod tests {
     //! byte-identical (or, when the copy fails the spill, there is none).
 
     use super::*;
-    use crate::stream::ingest::{ingest, BlockSink, Ingest};
+    use crate::stream::ingest::tests::Collect;
+    use crate::stream::ingest::{ingest, Ingest};
     use crate::stream::input::Reader;
     use crate::stream::spill::SpillTarget;
-
-    /// Keeps everything it is fed.
-    #[derive(Default)]
-    struct Collect(Vec<u8>);
-    impl BlockSink for Collect {
-        fn feed(&mut self, block: &[u8]) {
-            self.0.extend_from_slice(block);
-        }
-    }
 
     /// What each call does, in order; the last one repeats. `Real(n)` is the
     /// kernel's call asked for at most `n` bytes (a short transfer when `n`
