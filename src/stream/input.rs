@@ -51,10 +51,6 @@ pub struct Block {
 }
 
 impl Block {
-    pub fn new(data: Vec<u8>) -> Block {
-        Block { len: data.len(), data, stored: false }
-    }
-
     /// The first `len` bytes of `buffer`, which is kept whole for reuse.
     fn filled(buffer: Vec<u8>, len: usize, stored: bool) -> Block {
         debug_assert!(len <= buffer.len());
@@ -240,12 +236,9 @@ impl Reader {
         if let Some(sig) = crate::stream::interrupt::received() {
             return Ok(Next::Stopped(Stop::Signal(sig)));
         }
-        if let Some(snap) = self.snapshot.as_mut() {
-            let mut buf = match self.recycle.as_ref() {
-                Some(rx) => reuse(rx, self.block_size),
-                None => None,
-            }
-            .unwrap_or_else(|| vec![0; self.block_size]);
+        if self.snapshot.is_some() {
+            let mut buf = self.buffer();
+            let snap = self.snapshot.as_mut().expect("a snapshot");
             match snap.read(&mut buf)? {
                 snapshot::Read::Block(n) => {
                     return Ok(Next::Block(Arc::new(Block::filled(buf, n, true))));

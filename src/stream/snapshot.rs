@@ -103,18 +103,11 @@ impl End {
     /// `FICLONE`, `copy_file_range (FICLONE: EOPNOTSUPP)`, `read+write
     /// (copy_file_range: EXDEV)`, ... for `OUTBOX_DEBUG=1`.
     pub fn describe(&self) -> String {
+        let why = || self.clone_error.as_ref().map(|e| format!(" (FICLONE: {})", errno_name(e))).unwrap_or_default();
         let mut s = match self.method {
             Method::Clone => "FICLONE".to_string(),
-            Method::CopyRange => {
-                let why =
-                    self.clone_error.as_ref().map(|e| format!(" (FICLONE: {})", errno_name(e))).unwrap_or_default();
-                format!("copy_file_range{why}")
-            }
-            Method::ReadWrite => {
-                let why =
-                    self.clone_error.as_ref().map(|e| format!(" (FICLONE: {})", errno_name(e))).unwrap_or_default();
-                format!("read+write{why}")
-            }
+            Method::CopyRange => format!("copy_file_range{}", why()),
+            Method::ReadWrite => format!("read+write{}", why()),
         };
         if let Some((call, e)) = &self.fallback {
             s = if self.copied == 0 {
@@ -372,10 +365,29 @@ mod tests {
         clone: Option<i32>,
         steps: Vec<Step>,
         calls: usize,
+        /// A clone that succeeds (by copying, where the file system has no
+        /// FICLONE), after which these bytes are appended to the source.
+        cloned_then: Option<&'static [u8]>,
     }
 
     impl CopyOps for Fake {
         fn clone_file(&mut self, src: RawFd, dst: RawFd) -> io::Result<()> {
+            if let Some(more) = self.cloned_then {
+                // Like FICLONE: the content, and neither offset moved.
+                let mut buf = vec![0u8; 1 << 16];
+                let mut at = 0;
+                loop {
+                    let n = unsafe { libc::pread(src, buf.as_mut_ptr().cast(), buf.len(), at) };
+                    assert!(n >= 0);
+                    if n == 0 {
+                        break;
+                    }
+                    assert_eq!(unsafe { libc::pwrite(dst, buf.as_ptr().cast(), n as usize, at) }, n);
+                    at += n as libc::off_t;
+                }
+                assert_eq!(unsafe { libc::pwrite(src, more.as_ptr().cast(), more.len(), at) }, more.len() as isize);
+                return Ok(());
+            }
             match self.clone {
                 Some(errno) => Err(io::Error::from_raw_os_error(errno)),
                 None => Kernel.clone_file(src, dst),
@@ -424,12 +436,15 @@ mod tests {
 
     /// `direct`: the spill may write directly (the store's default).
     fn run_with(input: &[u8], clone: Option<i32>, steps: &[Step], direct: bool) -> Run {
+        run_fake(input, Fake { clone, steps: steps.to_vec(), calls: 0, cloned_then: None }, direct)
+    }
+
+    fn run_fake(input: &[u8], fake: Fake, direct: bool) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("input.log");
         std::fs::write(&src, input).unwrap();
         let path = dir.path().join(".tmp-spill");
         let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path).unwrap();
-        let fake = Fake { clone, steps: steps.to_vec(), calls: 0 };
         let reader = Reader::owned(std::fs::OpenOptions::new().read(true).write(true).open(&src).unwrap())
             .with_copy_ops(Box::new(fake));
         let mut sink = Collect::default();
@@ -540,6 +555,23 @@ mod tests {
         assert!(r.ingest.read_error.is_none(), "{:?}", r.ingest.read_error);
         assert!(r.scanned == whole && r.stored.as_deref() == Some(&whole[..]));
         assert_eq!(r.ingest.spill_path, "copy_file_range (FICLONE: EOPNOTSUPP)");
+    }
+
+    /// A cloned file that grows, with direct spill writes allowed: more
+    /// than a staging buffer follows the clone, at an unaligned offset.
+    /// The spill writes it through the cache (a direct write there would be
+    /// refused and fall back); either way every byte must be stored.
+    #[test]
+    fn bytes_appended_after_a_clone_are_stored_with_direct_writes_allowed() {
+        let input = data(SIZE);
+        let more: &'static [u8] = data(3 * crate::stream::writer::STAGE + 17).leak();
+        let fake = Fake { clone: None, steps: vec![Step::Fail(libc::EBADF)], calls: 0, cloned_then: Some(more) };
+        let r = run_fake(&input, fake, true);
+        let whole = [&input[..], more].concat();
+        assert!(r.ingest.read_error.is_none() && r.ingest.spill.error.is_none());
+        assert!(r.scanned == whole, "the scan saw the clone, then the appended bytes");
+        assert!(r.stored.as_deref() == Some(&whole[..]), "the stored copy is byte-identical");
+        assert_eq!(r.ingest.spill_path, "FICLONE");
     }
 
     #[test]

@@ -133,9 +133,12 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
     let mut bytes = 0u64;
     let mut error = None;
     let mut target = target;
-    let mut writer = target.as_ref().map(|t| SpillWriter::new(&t.file, t.direct));
+    // Made at the first block to write: direct writes need a file written
+    // from offset 0 by this writer alone, which a snapshot copy's blocks
+    // (already in the file, through an open file that shares our flags)
+    // rule out.
+    let mut writer: Option<SpillWriter> = None;
     let mut next_check = GUARD_EVERY;
-    let mut saw_stored = false;
     for block in rx {
         if bytes >= next_check {
             next_check = bytes + GUARD_EVERY;
@@ -147,17 +150,11 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
                 discard(target.take());
             }
         }
+        let start = bytes;
         bytes += block.len() as u64;
-        if block.stored && !saw_stored {
-            // A snapshot copy shares the open file, and with it the flags:
-            // what is appended after it goes through the page cache.
-            saw_stored = true;
-            if let Some(t) = target.as_ref() {
-                writer = Some(SpillWriter::new(&t.file, false));
-            }
-        }
         // A stored block is in the file already (the snapshot copy).
-        if let Some(w) = writer.as_mut().filter(|_| !block.stored) {
+        if let Some(t) = target.as_ref().filter(|_| !block.stored) {
+            let w = writer.get_or_insert_with(|| SpillWriter::new(&t.file, t.direct && start == 0));
             if let Err(e) = w.write(&block) {
                 error = Some(e);
                 writer = None;
@@ -166,13 +163,13 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
         }
         hasher.update(block);
     }
-    if let (Some(t), Some(w)) = (target.as_mut(), writer.as_mut()) {
+    if let Some(t) = target.as_mut() {
         // No fsync: like tee, durability is the page cache's (or the
         // device's, for direct writes); write errors (ENOSPC, EFBIG)
         // surface at write time.
         // A snapshot copier stopped early (an interruption) may have copied
         // past what was received: the stored copy is what was scanned.
-        let written = w.finish().and_then(|()| t.file.flush());
+        let written = writer.as_mut().map_or(Ok(()), SpillWriter::finish).and_then(|()| t.file.flush());
         let over =
             || t.file.metadata().map(|m| m.len() > bytes).and_then(|o| if o { t.file.set_len(bytes) } else { Ok(()) });
         if let Err(e) = written.and_then(|()| over()) {
