@@ -291,6 +291,29 @@ fn closed_reader_exits_quietly_with_spill_complete() {
     assert_eq!(std::fs::read(&kept[0]).unwrap(), data);
 }
 
+/// SPEC, text envelope 1: never stop early. With `--envelope never` the
+/// input is copied to stdout as it arrives; when the reader goes away the
+/// copy stops, but reading does not: the producer sees no SIGPIPE (bash's
+/// pipefail would turn it into a failure) and the stored copy is whole.
+#[test]
+fn closed_reader_of_the_raw_copy_does_not_stop_the_input() {
+    let store = Store::new();
+    let data: Vec<u8> = (0..400_000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    let script = format!("set -o pipefail; cat | {} --envelope never | head -c 10 >/dev/null", util::bin());
+    let out = util::run_cmd(
+        {
+            let mut c = Command::new("bash");
+            c.arg("-c").arg(script).env("OUTBOX_DIR", store.path());
+            c
+        },
+        &data,
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let kept: Vec<_> = store.entries().into_iter().filter(|p| is_entry(p)).collect();
+    assert_eq!(kept.len(), 1);
+    assert!(std::fs::read(&kept[0]).unwrap() == data, "the stored copy is whole");
+}
+
 #[test]
 fn full_stdout_is_reported_with_the_spill_path() {
     let store = Store::new();
