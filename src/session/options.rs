@@ -120,7 +120,7 @@ impl Default for RunOptions {
 
 /// An agent harness whose cut-off outbox should respect: it sets the
 /// budget (unless one is given) and the boundary the history measures
-/// against. Sources of each figure are in the README.
+/// against. Sources of each figure are in docs/store.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Harness {
     #[default]
