@@ -4,14 +4,13 @@
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
-use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context as _};
 
 use super::ls::Listed;
 use super::meta::{read_meta_at, MetaState};
-use super::sys::{try_flock, Stat, StoreDir};
+use super::sys::{try_flock, Lock, Stat, StoreDir};
 use super::{
     format_age, format_size, is_entry_name, now_secs, path_text, plural, shown, Store, StoreEnv,
     AUTO_GC_INTERVAL_SECONDS, GC_STAMP, META_SUFFIX, TEMP_GRACE_SECONDS, TEMP_PREFIX,
@@ -114,7 +113,7 @@ fn temp_is_stale(dir: &StoreDir, name: &str, st: &Stat, now: u64) -> bool {
     }
     match dir.open_read(name) {
         // The lock (if taken) is released when `file` closes.
-        Ok((file, _)) => try_flock(file.as_raw_fd(), libc::LOCK_EX).unwrap_or(true),
+        Ok((file, _)) => try_flock(&file, Lock::Exclusive).unwrap_or(true),
         Err(_) => false,
     }
 }
@@ -312,7 +311,7 @@ pub fn maybe_collect(store: &Store) {
     // Busy: another gc runs, or runs are committing; next time. (A
     // filesystem without flock gives an error: collect unlocked, as `outbox
     // gc` does, rather than never.)
-    if let Ok(false) = try_flock(dir.fd.as_raw_fd(), libc::LOCK_EX) {
+    if let Ok(false) = try_flock(&dir.fd, Lock::Exclusive) {
         return;
     }
     let _ = collect(&dir, GcPlan { expire: due, cap, dry_run: false }, now);

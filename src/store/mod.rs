@@ -53,7 +53,6 @@
 //! printed.
 
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,7 +61,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::stream::spill::SpillTarget;
 use meta::{meta_from_file, MetaState};
-use sys::{annotate, chmod_private, try_flock, StoreDir};
+use sys::{annotate, chmod_private, try_flock, Lock, StoreDir};
 
 /// What to do about a store that cannot be created or used.
 pub(crate) const DIR_HINT: &str = "set OUTBOX_DIR or pass --dir to use another directory";
@@ -200,7 +199,7 @@ impl Store {
                 Ok(file) => {
                     // Best effort: without flock, gc falls back on the mtime
                     // grace period alone.
-                    let _ = try_flock(file.as_raw_fd(), libc::LOCK_EX);
+                    let _ = try_flock(&file, Lock::Exclusive);
                     return Ok((file, name));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -349,7 +348,7 @@ impl Store {
         let dir = self.dir.reopen().ok()?;
         let deadline = Instant::now() + COMMIT_LOCK_WAIT;
         loop {
-            match try_flock(dir.fd.as_raw_fd(), libc::LOCK_SH) {
+            match try_flock(&dir.fd, Lock::Shared) {
                 Ok(true) => return Some(dir),
                 Ok(false) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
                 _ => return None,
