@@ -12,10 +12,11 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::{FlockOperation, OFlags};
+use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
 /// Records kept per series (after trimming).
@@ -176,7 +177,7 @@ impl Series {
         line.push('\n');
         let size = loop {
             let file = open_append(&self.path)?;
-            lock(&file, libc::LOCK_SH)?;
+            lock(&file, FlockOperation::LockShared)?;
             if !same_file(&file, &self.path)? {
                 // Replaced by a trim while we waited: append to the new one.
                 continue;
@@ -193,7 +194,7 @@ impl Series {
     /// Keeps the last [`KEEP`] records.
     fn trim(&self) -> io::Result<()> {
         let file = open_append(&self.path)?;
-        lock(&file, libc::LOCK_EX)?;
+        lock(&file, FlockOperation::LockExclusive)?;
         if !same_file(&file, &self.path)? {
             return Ok(()); // someone else trimmed it
         }
@@ -281,28 +282,25 @@ fn ensure_private_dir(path: &Path) -> io::Result<()> {
 }
 
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().append(true).create(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)
+    OpenOptions::new().append(true).create(true).mode(0o600).custom_flags(no_follow()).open(path)
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
+    let mut f =
+        OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).custom_flags(no_follow()).open(path)?;
     f.write_all(bytes)
 }
 
-fn lock(file: &File, how: libc::c_int) -> io::Result<()> {
+/// `O_NOFOLLOW`, for `OpenOptionsExt::custom_flags`.
+fn no_follow() -> i32 {
+    OFlags::NOFOLLOW.bits() as _
+}
+
+fn lock(file: &File, how: FlockOperation) -> io::Result<()> {
     loop {
-        if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match rustix::fs::flock(file, how) {
+            Err(Errno::INTR) => continue,
+            r => return Ok(r?),
         }
     }
 }
