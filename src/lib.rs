@@ -70,4 +70,5 @@ pub mod render;
 pub mod session;
 pub mod store;
 pub mod stream;
+pub mod sys;
 pub mod text;

@@ -98,7 +98,13 @@ pub fn ingest(
         if target.is_some() { "read+write (cannot open the spill file twice)" } else { "none (no store)" };
     // With direct spill writes a file on stdin that cannot be cloned is
     // read and written like a pipe; else it is copied by copy_file_range.
-    let copy_range = !target.as_ref().is_some_and(|t| t.direct && crate::stream::writer::direct_allowed());
+    let copy_range =
+        crate::sys::COPY_RANGE && !target.as_ref().is_some_and(|t| t.direct && crate::stream::writer::direct_allowed());
+    let mut reader = reader;
+    let mut target = target;
+    if let Some(t) = target.as_mut() {
+        reader.clone_into(t);
+    }
     let snapshot_dst = target.as_ref().and_then(|t| Some((t.file.try_clone().ok()?, t.path.clone())));
     let (spill, recycle) = Spill::start(target);
     let mut reader = reader.with_recycle(recycle);
