@@ -67,7 +67,9 @@ pub fn chars(bytes: &[u8]) -> usize {
 pub fn pty() -> (std::fs::File, std::fs::File) {
     use std::os::fd::FromRawFd;
     let (mut master, mut slave) = (0, 0);
-    let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    let r = unsafe {
+        libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
+    };
     assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
     for fd in [master, slave] {
         // Not inherited by outbox (only its stdin and stderr are the slave).
