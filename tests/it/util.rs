@@ -59,6 +59,10 @@ pub fn run_cmd(mut cmd: Command, input: &[u8]) -> Output {
     out
 }
 
+/// The build under test has Linux's fast paths (O_DIRECT, write-behind,
+/// FICLONE, copy_file_range); the `portable` feature takes them away.
+pub const FAST_PATHS: bool = cfg!(all(target_os = "linux", not(feature = "portable")));
+
 pub fn chars(bytes: &[u8]) -> usize {
     String::from_utf8_lossy(bytes).chars().count()
 }
