@@ -66,6 +66,7 @@ use outbox::session::{CommandInfo, EnvelopeMode, Measure, Plan, RunOptions, Sess
 use outbox::stream::ingest::Ingest;
 use outbox::stream::input::{Reader, Stop};
 use outbox::stream::interrupt;
+use rustix::process::Signal;
 
 use child::{pipe, spawn_failure};
 use guardian::Guardian;
@@ -145,7 +146,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     // The Command holds our copies of the write ends: without closing them
     // the pipes would never report end of input.
     drop(command);
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id() as i32;
     // Reaped by the watch thread with waitpid, not by Child.
     drop(child);
     // A second signal to outbox ends this group before outbox exits.
@@ -156,13 +157,13 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
         Ok(w) => w,
         Err(e) => {
             // Nobody could reap or bound it: stop it rather than orphan it.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            watch::signal_group(pid, Signal::KILL);
             anyhow::bail!("cannot start a thread to wait for {name} ({e}); it has been killed");
         }
     };
     if let Some(limit) = timeout {
         if let Err(e) = watch.start_timer(pid, started, limit) {
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            watch::signal_group(pid, Signal::KILL);
             anyhow::bail!("cannot start a thread for --timeout ({e}); {name} has been killed");
         }
     }
@@ -180,7 +181,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
             Err(e) => {
                 // preflight() checks what Session::start checks; this is
                 // the fallback should they ever differ.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                watch::signal_group(pid, Signal::KILL);
                 return Err(e.context(format!("{name} was started and has been killed")));
             }
         }
@@ -208,7 +209,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
             match both {
                 Ok(v) => v,
                 Err(e) => {
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    watch::signal_group(pid, Signal::KILL);
                     anyhow::bail!("cannot start a thread to read the stderr of {name} ({e}); it has been killed");
                 }
             }
