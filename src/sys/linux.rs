@@ -6,9 +6,6 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 
 use rustix::fs::{self as rfs, Advice, OFlags};
 
-/// Which build this is, for `outbox --version` and bug reports.
-pub const PLATFORM: &str = "linux";
-
 /// The call that makes writes skip the page cache.
 pub const DIRECT_NAME: Option<&str> = Some("O_DIRECT");
 

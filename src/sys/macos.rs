@@ -14,9 +14,6 @@ use rustix::fs::{self as rfs, Mode, OFlags};
 
 use super::unsupported;
 
-/// Which build this is, for `outbox --version` and bug reports.
-pub const PLATFORM: &str = "macos";
-
 /// The call that makes writes skip the page cache.
 pub const DIRECT_NAME: Option<&str> = Some("F_NOCACHE");
 

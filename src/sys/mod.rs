@@ -40,7 +40,7 @@ pub mod signals;
 
 pub use platform::{
     clone_file, clone_new, copy_range, enlarge_pipe, finish_writeback, set_direct, start_writeback, CLONE_CREATES,
-    CLONE_NAME, COPY_RANGE, DIRECT_NAME, PLATFORM, WRITE_BEHIND,
+    CLONE_NAME, COPY_RANGE, DIRECT_NAME, WRITE_BEHIND,
 };
 
 /// The error a platform gives for a call it does not have.

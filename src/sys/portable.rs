@@ -9,9 +9,6 @@ use std::path::Path;
 
 use super::unsupported;
 
-/// Which build this is, for `outbox --version` and bug reports.
-pub const PLATFORM: &str = "portable";
-
 /// No way to skip the page cache.
 pub const DIRECT_NAME: Option<&str> = None;
 

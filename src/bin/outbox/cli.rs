@@ -35,7 +35,18 @@ be kept (the envelope is still printed); in wrap mode the command's status
 (128+N for signal N), 124 when --timeout expired, 125 when the command
 succeeded but outbox failed, 126 when it could not be run, 127 when it was
 not found; 128+N when outbox itself is interrupted by signal N; 2 for a bad
-command line.";
+command line.
+
+Documentation (docs/ in the source and in the crate's package):
+  docs/envelope.md      reading an envelope
+  docs/options.md       every option, the configuration file, the environment
+  docs/families.md      tool families
+  docs/json.md          JSON and NDJSON folds
+  docs/agents.md        wrap mode, shell wrappers, agent hooks
+  docs/store.md         the store and the run history
+  docs/notes.md         outbox pack and outbox check
+  docs/performance.md   speed and memory, as measured
+  docs/design.md        how it is built; platforms";
 
 /// A streaming filter that turns huge command output into a bounded,
 /// honest envelope: header, head, error lines, tail, every omission counted,
