@@ -33,12 +33,12 @@ pub fn finish_writeback(fd: BorrowedFd<'_>, from: u64, len: u64) -> Result<(), (
     rfs::fadvise(fd, from, NonZeroU64::new(len), Advice::DontNeed).map_err(|e| ("posix_fadvise", e.into()))
 }
 
-/// `sync_file_range(2)`, which no crate wraps.
-fn sync_file_range(fd: BorrowedFd<'_>, from: u64, len: u64, flags: libc::c_uint) -> io::Result<()> {
-    let (from, len) = (from as libc::off64_t, len as libc::off64_t);
+/// `sync_file_range(2)`, which no crate wraps (offsets are 64-bit on
+/// every Linux: it is the `off64_t` call).
+fn sync_file_range(fd: BorrowedFd<'_>, from: u64, len: u64, flags: u32) -> io::Result<()> {
     // SAFETY: the descriptor is open for the borrow's lifetime; the call
     // takes no pointers and only starts or waits for writeback.
-    match unsafe { libc::sync_file_range(fd.as_raw_fd(), from, len, flags) } {
+    match unsafe { libc::sync_file_range(fd.as_raw_fd(), from as i64, len as i64, flags) } {
         0 => Ok(()),
         _ => Err(io::Error::last_os_error()),
     }
