@@ -27,7 +27,7 @@
 //!
 //! macOS clones with `clonefile`, which makes a new file rather than
 //! filling an open one: the spill file is replaced by a clone before the
-//! spill starts ([`crate::stream::input::Reader::clone_into`]), and the
+//! spill starts (`Reader::clone_into`), and the
 //! copier finds it done ([`cloned`]). Where there is neither a clone nor a
 //! kernel copy (other Unixes, the `portable` feature) there is no snapshot:
 //! a file on stdin is read and written like a pipe.
