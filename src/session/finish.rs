@@ -190,7 +190,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             digest: &store::digest_hex(&ingest.spill.digest),
             complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
         };
-        let observation = match history::observe(store.dir(), &self.args, &run) {
+        let observation = match history::observe(store, &self.args, &run) {
             Ok(o) => o,
             Err(e) => {
                 crate::say!("could not record this run in the history: {e}");
@@ -287,12 +287,22 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         let result = match (&self.store, ingest.spill.temp.as_ref()) {
             (Ok(store), Some(temp)) if facts.spill_error.is_none() => {
                 let mut meta = meta(sc, ingest, facts, store.ttl_seconds());
-                store.commit(temp, &mut meta).map(|entry| {
-                    store::maybe_collect(store);
+                store.commit(temp, &mut meta).and_then(|entry| {
+                    store::maybe_collect(store, &entry.id);
+                    // Collection spares this run's entry and every young
+                    // one; should anything else have removed it meanwhile,
+                    // the envelope must not name a file that is gone.
+                    if !store.holds_entry(&entry.id) {
+                        return Err(io::Error::other(format!(
+                            "the stored copy {} was removed right after it was made (by outbox rm or gc in \
+                             another process); re-run the command to keep it",
+                            entry.id
+                        )));
+                    }
                     // Longer than predicted when another entry holds the
                     // short id's digits.
                     facts.id = entry.id;
-                    entry.path
+                    Ok(entry.path)
                 })
             }
             _ => Err(io::Error::other("no stored copy")),

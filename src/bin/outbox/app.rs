@@ -14,9 +14,17 @@ pub fn main() -> ExitCode {
     // args_os: arguments that are not UTF-8 must not panic.
     let (mut cli, matches) = match parse(std::env::args_os()) {
         Ok(p) => p,
+        Err(e) if e.use_stderr() => {
+            // A usage error quotes the arguments: made safe for a terminal
+            // like every other message (plain, without clap's colours).
+            let text = outbox::text::stderr::safe(e.render().to_string().trim_end());
+            let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
+            return ExitCode::from(2);
+        }
         Err(e) => {
+            // --help, --version: our own text.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
         }
     };
     // A bad configuration file is a usage error, like a bad flag: say
@@ -30,7 +38,8 @@ pub fn main() -> ExitCode {
     };
     config.apply(&mut cli, &matches);
     if matches!(cli.command, Some(Command::Config)) {
-        return print(&config.report(&matches, &cli));
+        // Values come from the file and the environment: made safe.
+        return print(&outbox::text::stderr::safe(&config.report(&matches, &cli)));
     }
     let wrapping = cli.command.is_none() && !cli.wrap.is_empty();
     match run(cli) {
@@ -101,7 +110,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if !dry_run {
                 // Series outlive the entries they describe; only long-idle
                 // ones go.
-                let removed = outbox::history::series::collect(store.dir()?, outbox::store::now_secs())?;
+                let removed = match outbox::store::Store::open_existing(store.dir()?)? {
+                    Some(s) => outbox::history::series::collect(&s, outbox::store::now_secs())?,
+                    None => 0,
+                };
                 if removed > 0 {
                     outbox::say!("removed {removed} run-history series idle for 180 days or more");
                 }

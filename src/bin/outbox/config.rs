@@ -45,6 +45,9 @@ const SETTINGS: &[Setting] = &[
     Setting { key: "commands", arg: "commands", env: None },
 ];
 
+/// A configuration file is a few lines; a larger one is not read.
+const CONFIG_MAX: u64 = 1 << 20;
+
 /// The file's settings, as text, with where they came from.
 #[derive(Debug, Default)]
 pub struct Config {
@@ -69,7 +72,14 @@ impl Config {
     /// that is not valid is an error naming the file and the key.
     pub fn load() -> Result<Config, String> {
         let Some(path) = path() else { return Ok(Config::default()) };
-        let text = match std::fs::read_to_string(&path) {
+        // `OUTBOX_CONFIG=/dev/null`: no configuration (a device is
+        // otherwise refused, below).
+        if path == Path::new("/dev/null") {
+            return Ok(Config::default());
+        }
+        // Never blocking on a FIFO, never reading a device or a huge file.
+        let how = outbox::text::file::Untrusted { cap: CONFIG_MAX, follow: true };
+        let text = match outbox::text::file::read_to_string(None, &path, how) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
             Err(e) => return Err(format!("cannot read the configuration file {}: {e}", shown(&path))),
@@ -165,8 +175,36 @@ impl Config {
             let value = value.or_else(|| effective(cli, s.key)).unwrap_or_else(|| "(none)".into());
             out.push_str(&format!("{:<12} = {:<24} # {source}\n", s.key, value));
         }
+        out.push_str(&families_report());
         out
     }
+}
+
+/// `outbox config`'s lines on family files: where they are looked for,
+/// which were loaded, which replace a shipped family, which are ignored.
+fn families_report() -> String {
+    use outbox::family::spec;
+    let Some(dir) = spec::user_dir() else { return "family files: none (no $XDG_CONFIG_HOME or $HOME)\n".into() };
+    let loaded = spec::load_from(Some(&dir));
+    let users: Vec<String> = loaded
+        .specs
+        .iter()
+        .filter_map(|f| f.source.as_deref())
+        .map(|p| shown(Path::new(p.file_name().unwrap_or_default())))
+        .collect();
+    let mut out = format!(
+        "family files: {}{}\n",
+        shown(&dir),
+        if users.is_empty() { " (none loaded)".to_string() } else { format!(" (loaded: {})", users.join(", ")) }
+    );
+    for (path, name, deliberate) in &loaded.overrides {
+        let how = if *deliberate { format!(" (replaces = \"{name}\")") } else { String::new() };
+        out.push_str(&format!("  {} replaces the shipped family '{name}'{how}\n", shown(path)));
+    }
+    for p in &loaded.problems {
+        out.push_str(&format!("  {p}\n"));
+    }
+    out
 }
 
 /// The value in force for a setting, after every source was applied.
