@@ -546,6 +546,24 @@ mod tests {
         assert_eq!(fs::read(outside.join("notes.jsonl")).unwrap(), b"mine\n");
     }
 
+    /// A `.history` owned by someone else is refused (root can make one;
+    /// as a normal user the case cannot be set up and is skipped).
+    #[test]
+    fn a_foreign_history_folder_is_refused() {
+        if rustix::process::geteuid().as_raw() != 0 {
+            eprintln!("skipped: a_foreign_history_folder_is_refused needs root to chown");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("store")).unwrap();
+        let h = store.dir().join(dir::NAME);
+        fs::create_dir(&h).unwrap();
+        std::os::unix::fs::chown(&h, Some(65534), Some(65534)).unwrap();
+        let e = HistoryDir::open(&store, true).unwrap_err();
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+        assert_eq!(collect(&store, u64::MAX).unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    }
+
     /// The store's path swapped for a symlink after it was opened: the
     /// record lands in the store that was opened, not the link's target.
     #[test]

@@ -53,7 +53,9 @@ impl Session {
         // Before settling: the JSON fold's header carries the history too.
         let observation = self.observe_history(&sc, &ingest, &mut facts);
         let (asked, budget) = self.budget(&sc, &facts);
-        let body = self.settle(&sc, &mut facts, json, ndjson, budget);
+        // A JSON document too large to hold is folded from the stored copy.
+        let stored = ingest.spill.temp.as_deref().filter(|_| ingest.spill.error.is_none());
+        let body = self.settle(&sc, &mut facts, json, ndjson, budget, stored);
         let predicted = facts.full_output.clone();
         let full_output = self.commit(&sc, &ingest, &mut facts);
         // The header names the final path: a store that named the entry
@@ -232,6 +234,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         json: Option<JsonCollector>,
         ndjson: Option<NdjsonFolder>,
         budget: usize,
+        stored: Option<&std::path::Path>,
     ) -> Body {
         let (strategy, body) = if self.args.envelope == EnvelopeMode::Never {
             (Strategy::Tee, Body::Tee)
@@ -239,7 +242,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             (Strategy::Passthrough, Body::Passthrough(text))
         } else if let Some(json) = json {
             facts.strategy = Strategy::JsonShape;
-            match json.fold(&self.fold_context(sc, facts, budget)) {
+            match json.fold(&self.fold_context(sc, facts, budget), stored) {
                 Ok(text) => (Strategy::JsonShape, Body::Json(text)),
                 Err(fallback) => {
                     // Not JSON (or too large to fold): the text envelope,

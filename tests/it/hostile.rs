@@ -370,3 +370,129 @@ fn escapes_from_config_families_paths_and_commands_never_reach_the_terminal() {
     let out = util::run_deadline(outbox(&store, scratch.path(), &["trend"]), b"", DEADLINE);
     assert_terminal_safe("trend", &out.stdout);
 }
+
+/// `grep x f >> out` run by a shell whose own stdout is `out`: the file is
+/// the same, the open file description is not (it appends), so the real
+/// tool writes there, never an envelope.
+#[test]
+fn a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output() {
+    for shell in ["bash", "zsh"] {
+        if !crate::shell::have_shell(shell, "a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output") {
+            continue;
+        }
+        let store = Store::new();
+        let dir = tempfile::tempdir().unwrap();
+        let big: String = (1..=20_000).map(|i| format!("match line {i}\n")).collect();
+        fs::write(dir.path().join("big.txt"), &big).unwrap();
+        let out_path = dir.path().join("out");
+        let script = format!("eval \"$('{}' init {shell})\"\ngrep match big.txt >> out\n", util::bin());
+        let mut cmd = Command::new(shell);
+        cmd.arg("-c").arg(script).current_dir(dir.path()).env("OUTBOX_DIR", store.path()).env("OUTBOX_WRAP", "1");
+        cmd.stdout(fs::File::create(&out_path).unwrap());
+        let status = cmd.status().unwrap();
+        assert!(status.success());
+        let text = fs::read_to_string(&out_path).unwrap();
+        assert!(
+            !text.contains("OUTBOX-HEADER"),
+            "{shell}: an envelope went into the redirect:\n{}",
+            &text[..text.len().min(2000)]
+        );
+        assert!(text == big, "{shell}: {} bytes, not grep's {}", text.len(), big.len());
+        // The shell's own stdout still gets envelopes.
+        let mut cmd = Command::new(shell);
+        let script = format!("eval \"$('{}' init {shell})\"\ngrep match big.txt\n", util::bin());
+        cmd.arg("-c").arg(script).current_dir(dir.path()).env("OUTBOX_DIR", store.path()).env("OUTBOX_WRAP", "1");
+        cmd.stdout(fs::File::create(&out_path).unwrap());
+        assert!(cmd.status().unwrap().success());
+        assert!(fs::read_to_string(&out_path).unwrap().starts_with("<<<OUTBOX-HEADER"), "{shell}");
+    }
+}
+
+/// `pack` on a file of 200,000 headings: the drop line names the first
+/// few and counts the rest, instead of naming every one on one line.
+#[test]
+fn pack_reports_a_huge_number_of_dropped_sections_in_a_bounded_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.md");
+    let long = "x".repeat(5000);
+    let mut text = format!("## {long}\n\n");
+    text.extend((0..200_000).map(|i| format!("## Heading {i}\n\n")));
+    fs::write(&notes, text).unwrap();
+    let mut cmd = Command::new(util::bin());
+    cmd.args(["pack", "--budget", "1000"]).arg(&notes);
+    let out = util::run_deadline(cmd, b"", 120);
+    let err = stderr(&out);
+    assert!(err.len() < 4096, "{} bytes of report", err.len());
+    let first = err.lines().next().unwrap();
+    let n: usize = first.split("dropped ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+    assert!(n > 199_000, "{first}");
+    assert!(first.contains(&format!("... and {} more", n - 20)), "{first}");
+    assert!(first.contains('…'), "the long title is shortened: {first}");
+}
+
+/// Runs `outbox ARGS < input_file > stdout_file` and returns its exit
+/// status and its peak RSS in KiB: the high-water mark of its own memory
+/// (`VmHWM`, read until it exits; the rusage of a child forked from this
+/// large test process would count the test's pages too).
+fn run_measured(store: &Store, args: &[&str], input: &Path, stdout_path: &Path) -> (i32, u64) {
+    let mut cmd = outbox(store, store.path(), args);
+    cmd.env("OUTBOX_CONFIG", "/dev/null")
+        .stdin(fs::File::open(input).unwrap())
+        .stdout(fs::File::create(stdout_path).unwrap())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let started = std::time::Instant::now();
+    let mut peak = 0u64;
+    loop {
+        let hwm = fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        });
+        peak = peak.max(hwm.unwrap_or(0));
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st.code().unwrap_or(-1), peak);
+        }
+        if started.elapsed() > std::time::Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("outbox did not end within 300 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `--format json` on a document far larger than what is folded in memory
+/// (a 64 MiB string): memory stays bounded, the fold is valid JSON with the
+/// contract's header fields, and `auto` on NDJSON whose first record is
+/// huge does not hold it either. (`json::big`'s unit tests compare the
+/// streaming fold of arrays with the in-memory one.)
+#[test]
+fn a_large_json_document_folds_in_bounded_memory() {
+    let store = Store::new();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc.json");
+    let mut text = String::from(r#"{"id":1,"s":""#);
+    text.push_str(&"abcdefgh".repeat(8 << 20));
+    text.push_str(r#"","ok":true}"#);
+    fs::write(&doc, &text).unwrap();
+    let out = dir.path().join("out");
+    let (code, kib) = run_measured(&store, &["--format", "json"], &doc, &out);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(&out).unwrap()).expect("the fold is JSON");
+    let h = &v["header"];
+    for k in ["item_count", "keys", "bytes", "chars", "full_output", "id", "strategy", "folded_path"] {
+        assert!(!h[k].is_null(), "header without {k}: {h}");
+    }
+    assert_eq!(h["strategy"], "json-shape");
+    assert_eq!(h["bytes"], text.len());
+    assert_eq!(v["sample"][0]["ok"], true);
+    assert!(kib < 100 << 10, "peak RSS {kib} KiB for a {} MiB document", text.len() >> 20);
+    assert_eq!(fs::read(h["full_output"].as_str().unwrap()).unwrap().len(), text.len());
+
+    // `auto` on NDJSON whose first record is the huge one.
+    let mut nd = text.clone();
+    nd.push_str("\n{\"id\":2}\n");
+    fs::write(&doc, nd).unwrap();
+    let (code, kib) = run_measured(&store, &["--format", "auto", "--envelope", "always"], &doc, &out);
+    assert_eq!(code, 0);
+    assert!(kib < 100 << 10, "peak RSS {kib} KiB");
+}
