@@ -372,8 +372,9 @@ fn escapes_from_config_families_paths_and_commands_never_reach_the_terminal() {
 }
 
 /// `grep x f >> out` run by a shell whose own stdout is `out`: the file is
-/// the same, the open file description is not (it appends), so the real
-/// tool writes there, never an envelope.
+/// the same, the open file description is not, so the real tool writes
+/// there, never an envelope; whether the shell's stdout was opened to
+/// truncate or to append, and from a subshell too.
 #[test]
 fn a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output() {
     for shell in ["bash", "zsh"] {
@@ -385,19 +386,23 @@ fn a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output() {
         let big: String = (1..=20_000).map(|i| format!("match line {i}\n")).collect();
         fs::write(dir.path().join("big.txt"), &big).unwrap();
         let out_path = dir.path().join("out");
-        let script = format!("eval \"$('{}' init {shell})\"\ngrep match big.txt >> out\n", util::bin());
-        let mut cmd = Command::new(shell);
-        cmd.arg("-c").arg(script).current_dir(dir.path()).env("OUTBOX_DIR", store.path()).env("OUTBOX_WRAP", "1");
-        cmd.stdout(fs::File::create(&out_path).unwrap());
-        let status = cmd.status().unwrap();
-        assert!(status.success());
-        let text = fs::read_to_string(&out_path).unwrap();
-        assert!(
-            !text.contains("OUTBOX-HEADER"),
-            "{shell}: an envelope went into the redirect:\n{}",
-            &text[..text.len().min(2000)]
-        );
-        assert!(text == big, "{shell}: {} bytes, not grep's {}", text.len(), big.len());
+        let cases = [
+            ("grep match big.txt >> out", false),
+            ("grep match big.txt >> out", true),
+            ("( grep match big.txt ) >> out; true", true),
+        ];
+        for (line, append) in cases {
+            let script = format!("eval \"$('{}' init {shell})\"\n{line}\n", util::bin());
+            let mut cmd = Command::new(shell);
+            cmd.arg("-c").arg(script).current_dir(dir.path()).env("OUTBOX_DIR", store.path()).env("OUTBOX_WRAP", "1");
+            fs::write(&out_path, b"").unwrap();
+            cmd.stdout(fs::OpenOptions::new().write(true).append(append).open(&out_path).unwrap());
+            assert!(cmd.status().unwrap().success());
+            let text = fs::read_to_string(&out_path).unwrap();
+            let case = format!("{shell}, `{line}`, the shell's stdout appends: {append}");
+            assert!(!text.contains("OUTBOX-HEADER"), "{case}: an envelope went into the redirect");
+            assert!(text == big, "{case}: {} bytes, not grep's {}", text.len(), big.len());
+        }
         // The shell's own stdout still gets envelopes.
         let mut cmd = Command::new(shell);
         let script = format!("eval \"$('{}' init {shell})\"\ngrep match big.txt\n", util::bin());

@@ -11,7 +11,10 @@
 //!   (`> f`), or a command substitution, stdout is something else and the
 //!   real tool runs untouched; so is `grep x f >> out` where the shell's own
 //!   stdout is `out` (opened without append). A redirect that opens the
-//!   shell's own stdout file again with the same flags is not told apart.
+//!   shell's own stdout file again with the same flags is told apart by
+//!   outbox itself (`reopen.rs`: the wrappers pass the shell's pids, and
+//!   `kcmp` compares open file descriptions); outbox then runs the real
+//!   tool in its place.
 //! - A redirection of stderr the user wrote keeps working: the wrapper
 //!   merges stderr into the envelope only when the command's stderr is the
 //!   shell's stderr as recorded at init (or its stdout, `2>&1`); otherwise
@@ -493,9 +496,9 @@ if {found} {name} >/dev/null 2>&1 && __outbox_may_wrap {name}; then
   function {name} {{
     if {cond}; then
       if __outbox_err_ok; then
-        {exe_q} -- {name} "$@"
+        OUTBOX_SHELL_PIDS="$$ ${{BASHPID-}}" {exe_q} -- {name} "$@"
       else
-        {exe_q} --stderr inherit -- {name} "$@"
+        OUTBOX_SHELL_PIDS="$$ ${{BASHPID-}}" {exe_q} --stderr inherit -- {name} "$@"
       fi
     else
       command {name} "$@"
@@ -638,9 +641,9 @@ if command -sq {name}; and __outbox_may_wrap {name}
     function {name}
         if {cond}
             if __outbox_err_ok
-                {exe_q} -- {name} $argv
+                OUTBOX_SHELL_PIDS=$fish_pid {exe_q} -- {name} $argv
             else
-                {exe_q} --stderr inherit -- {name} $argv
+                OUTBOX_SHELL_PIDS=$fish_pid {exe_q} --stderr inherit -- {name} $argv
             end
         else if functions -q __outbox_fish_{name}
             __outbox_fish_{name} $argv

@@ -96,6 +96,14 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     let Some(program) = cmd.first() else {
         anyhow::bail!("no command after --: write outbox -- CMD [ARGS...]");
     };
+    // Called by a shell wrapper: stdout may be another open of the shell's
+    // own stdout file (`grep x f >> out`), where the real tool's output
+    // belongs. Then outbox becomes the command, untouched.
+    if crate::integrate::reopen::stdout_is_a_reopening() {
+        use std::os::unix::process::CommandExt;
+        let e = std::process::Command::new(program).args(&cmd[1..]).env_remove(crate::integrate::reopen::VAR).exec();
+        return Ok(spawn_failure(program, &shown(program), &e));
+    }
     // Handlers first: preflight builds the family engine, which can take a
     // moment, and a signal then must not kill outbox the default way.
     interrupt::install();
