@@ -377,7 +377,7 @@ fn escapes_from_config_families_paths_and_commands_never_reach_the_terminal() {
 /// truncate or to append, and from a subshell too.
 #[test]
 fn a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output() {
-    for shell in ["bash", "zsh"] {
+    for shell in ["bash", "zsh", "fish"] {
         if !crate::shell::have_shell(shell, "a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output") {
             continue;
         }
@@ -389,10 +389,22 @@ fn a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output() {
         let cases = [
             ("grep match big.txt >> out", false),
             ("grep match big.txt >> out", true),
-            ("( grep match big.txt ) >> out; true", true),
+            // A subshell (fish has none: a block).
+            (
+                if shell == "fish" {
+                    "begin; grep match big.txt; end >> out; true"
+                } else {
+                    "( grep match big.txt ) >> out; true"
+                },
+                true,
+            ),
         ];
+        let init = |shell: &str| match shell {
+            "fish" => format!("'{}' init fish | source", util::bin()),
+            _ => format!("eval \"$('{}' init {shell})\"", util::bin()),
+        };
         for (line, append) in cases {
-            let script = format!("eval \"$('{}' init {shell})\"\n{line}\n", util::bin());
+            let script = format!("{}\n{line}\n", init(shell));
             let mut cmd = Command::new(shell);
             cmd.arg("-c").arg(script).current_dir(dir.path()).env("OUTBOX_DIR", store.path()).env("OUTBOX_WRAP", "1");
             fs::write(&out_path, b"").unwrap();
@@ -405,7 +417,7 @@ fn a_redirect_into_the_shells_own_stdout_file_gets_the_tools_output() {
         }
         // The shell's own stdout still gets envelopes.
         let mut cmd = Command::new(shell);
-        let script = format!("eval \"$('{}' init {shell})\"\ngrep match big.txt\n", util::bin());
+        let script = format!("{}\ngrep match big.txt\n", init(shell));
         cmd.arg("-c").arg(script).current_dir(dir.path()).env("OUTBOX_DIR", store.path()).env("OUTBOX_WRAP", "1");
         cmd.stdout(fs::File::create(&out_path).unwrap());
         assert!(cmd.status().unwrap().success());

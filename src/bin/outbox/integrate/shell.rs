@@ -539,8 +539,8 @@ fn generate_fish(commands: &[Wrapped], exe: &str) -> String {
 function __outbox_fd3_id
     begin
         command stat -L -c %d:%i /dev/fd/3 2>/dev/null; or command stat -L -f %d:%i /dev/fd/3 2>/dev/null
-        test -r /proc/self/fdinfo/3
-        and command awk '$1 == "flags:" {{ d = substr($2, length($2) - 3, 1); print "append=" (d ~ /[2367]/) }}' /proc/self/fdinfo/3
+        # awk, not fish's `test`: only an external command has fd 3.
+        command awk '$1 == "flags:" {{ d = substr($2, length($2) - 3, 1); print "append=" (d ~ /[2367]/) }}' /proc/self/fdinfo/3 2>/dev/null
     end | string join ' '
 end
 # fish does not pass extra descriptors into (...), hence `| read`.
