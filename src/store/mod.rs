@@ -152,6 +152,24 @@ impl Store {
         Ok(Store { dir: Arc::new(dir), ttl_seconds: DEFAULT_TTL_SECONDS, max_bytes: None, min_free: None })
     }
 
+    /// Opens an existing store (verified as [`Store::open`] does) without
+    /// creating one: `None` when there is none (reading commands).
+    pub fn open_existing(dir: &Path) -> io::Result<Option<Store>> {
+        Ok(StoreDir::open_existing(dir)?.map(|d| Store {
+            dir: Arc::new(d),
+            ttl_seconds: DEFAULT_TTL_SECONDS,
+            max_bytes: None,
+            min_free: None,
+        }))
+    }
+
+    /// The store directory's descriptor: what every access in it is
+    /// relative to (the history folder too).
+    pub(crate) fn dir_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.dir.fd.as_fd()
+    }
+
     /// The path the store was opened by.
     pub fn dir(&self) -> &Path {
         &self.dir.path
@@ -330,6 +348,12 @@ impl Store {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Whether the entry `id` is (still) in the store: a regular file of
+    /// ours under that name.
+    pub fn holds_entry(&self, id: &str) -> bool {
+        self.dir.stat(id).is_ok_and(|st| st.ours())
     }
 
     /// Reads the metadata of `id`, if present, ours and well-formed.

@@ -12,6 +12,7 @@ mod folding;
 mod fuzz_regressions;
 mod history;
 mod hook;
+mod hostile;
 mod json;
 mod layers;
 mod pack;

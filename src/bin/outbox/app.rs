@@ -26,7 +26,8 @@ pub fn main() -> ExitCode {
         config.warn(&cli);
     }
     if matches!(cli.command, Some(Command::Config)) {
-        return print(&config.report(&cli));
+        // Values come from the file and the environment: made safe.
+        return print(&outbox::text::stderr::safe(&config.report(&cli)));
     }
     let wrapping = cli.command.is_none() && !cli.wrap.is_empty();
     match run(cli) {
@@ -53,10 +54,15 @@ fn usage_error(mut e: clap::Error, args: &[OsString]) -> ExitCode {
     if let Some(hints) = wrap_hint(&e, args) {
         e.insert(ContextKind::Suggested, ContextValue::StyledStrs(hints.into_iter().map(Into::into).collect()));
     }
-    let _ = e.print();
     if !e.use_stderr() {
+        // --help, --version: our own text.
+        let _ = e.print();
         return ExitCode::SUCCESS;
     }
+    // A usage error quotes the arguments: made safe for a terminal like
+    // every other message (plain, without clap's colours).
+    let text = outbox::text::stderr::safe(e.render().to_string().trim_end());
+    let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
     ExitCode::from(if first_word(args) == Some("hook") { 1 } else { 2 })
 }
 
@@ -172,7 +178,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if !dry_run {
                 // Series outlive the entries they describe; only long-idle
                 // ones go.
-                let removed = outbox::history::series::collect(store.dir()?, outbox::store::now_secs())?;
+                let removed = match outbox::store::Store::open_existing(store.dir()?)? {
+                    Some(s) => outbox::history::series::collect(&s, outbox::store::now_secs())?,
+                    None => 0,
+                };
                 if removed > 0 {
                     outbox::say!("removed {removed} run-history series idle for 180 days or more");
                 }

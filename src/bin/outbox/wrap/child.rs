@@ -22,6 +22,8 @@ pub(super) fn command(
     let mut command = Command::new(program);
     command
         .args(args)
+        // The wrappers' note to outbox, not the command's business.
+        .env_remove(crate::integrate::reopen::VAR)
         .stdin(Stdio::inherit())
         .stdout(Stdio::from(out))
         .stderr(err.map_or_else(Stdio::inherit, Stdio::from))

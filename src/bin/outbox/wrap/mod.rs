@@ -97,13 +97,28 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     let Some(program) = cmd.first() else {
         anyhow::bail!("no command after --: write outbox -- CMD [ARGS...]");
     };
+    // Called by a shell wrapper: stdout may be another open of the shell's
+    // own stdout file (`grep x f >> out`), where the real tool's output
+    // belongs. Then outbox becomes the command, untouched.
+    if crate::integrate::reopen::stdout_is_a_reopening() {
+        use std::os::unix::process::CommandExt;
+        let e = std::process::Command::new(program).args(&cmd[1..]).env_remove(crate::integrate::reopen::VAR).exec();
+        return Ok(spawn_failure(program, &shown(program), &e));
+    }
+    // Handlers first: preflight builds the family engine, which can take a
+    // moment, and a signal then must not kill outbox the default way.
+    interrupt::install();
     preflight(args)?;
     let name = shown(program);
+    if let Some(sig) = interrupt::received() {
+        // Interrupted before it started: do not start it.
+        outbox::say!("interrupted by {} before {name} was started; it was not run", interrupt::name(sig));
+        return Ok(interrupt::exit_code(sig));
+    }
     let label = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let command_text =
         cmd.iter().map(|a| crate::integrate::shell::quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ");
 
-    interrupt::install();
     let cannot = |what: &str, e: io::Error| anyhow::anyhow!("cannot {what} for the command: {e}");
     let (out_read, out_write) = pipe().map_err(|e| cannot("create a pipe", e))?;
     let (err_read, err_write) = match args.stderr {
@@ -335,6 +350,13 @@ fn preflight(args: &RunOptions) -> anyhow::Result<()> {
             "--stderr separate prints two envelopes, which need --budget {SEPARATE_MIN_BUDGET} or more (got {})",
             args.budget
         );
+    }
+    // With user families, the engine is built (and kept) before the
+    // command starts: its build can take seconds, and the command's output
+    // must be read from the moment it exits. The shipped families alone
+    // build quickly, while the command starts.
+    if outbox::family::load_all().iter().any(|f| f.source.is_some()) {
+        outbox::session::family::engine(&args.families)?;
     }
     Ok(())
 }
