@@ -45,7 +45,7 @@ impl Session {
         self.sinks.scanner.finish();
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();
-        let sc = self.sinks.scanner.result();
+        let sc = self.scanned();
         if let Some(outcome) = self.quiet_when_empty(&sc, &ingest) {
             return outcome;
         }
@@ -136,7 +136,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             (Ok(_), None, None) => (None, Some("the spill file was lost".to_string())),
             (Ok(store), Some(_), None) => (Some(store.data_path(&id).to_string_lossy().into_owned()), None),
         };
-        let mut notes = Vec::new();
+        let mut notes = self.notes.clone();
         if let Some(e) = &ingest.read_error {
             notes.push(format!("reading the input failed after {} bytes: {e}", sc.bytes));
         }

@@ -125,7 +125,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(write_stdout(&out))
         }
         None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap, cli.timeout),
-        None => outbox::session::run_stdin(&options(&cli)?),
+        None => match (&cli.envelope.trailer, cli.envelope.cut) {
+            (Some(nonce), cut) => crate::integrate::trailer::run(&options(&cli)?, nonce, cut),
+            (None, _) => outbox::session::run_stdin(&options(&cli)?),
+        },
     }
 }
 

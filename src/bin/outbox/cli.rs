@@ -92,6 +92,9 @@ impl Cli {
         if self.command.is_some() || !self.wrap.is_empty() {
             return Ok(());
         }
+        if self.envelope.trailer.is_some() && !self.wrap.is_empty() {
+            return Err(usage("--trailer reads a piped command's status: CMD | outbox --trailer N".to_string()));
+        }
         if self.timeout.is_some() {
             return Err(usage(
                 "--timeout needs a command to run: outbox --timeout DURATION -- CMD [ARGS...]".to_string(),
@@ -280,6 +283,18 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "FILE", hide = true)]
     pub status_file: Option<PathBuf>,
 
+    /// `CMD | outbox` only, for the agent hooks' rewritten lines: the piped
+    /// command's exit status arrives after its output as a trailer carrying
+    /// NONCE; it is taken off the input, recorded in the header, and outbox
+    /// exits as the original line would have.
+    #[arg(long, value_name = "NONCE", hide = true)]
+    pub trailer: Option<String>,
+
+    /// With --trailer: the reader's cut this envelope replaces, head:N or
+    /// tail:N (at least those N lines are shown, within the budget).
+    #[arg(long, value_name = "head:N|tail:N", hide = true, value_parser = parse_cut, requires = "trailer")]
+    pub cut: Option<crate::integrate::hook::line::Cut>,
+
     /// Ignored (kept so that scripts using it still run): a file on stdin
     /// is cloned into the store and read from the clone, or read like a
     /// pipe where it cannot be cloned. Mapping it was
@@ -347,6 +362,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err("a timeout of 0 would end the command at once: use more than 0".into());
     }
     Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is too long"))
+}
+
+/// `--cut head:N` / `--cut tail:N`.
+pub fn parse_cut(s: &str) -> Result<crate::integrate::hook::line::Cut, String> {
+    use crate::integrate::hook::line::Cut;
+    let bad = || format!("'{s}' is not a cut: write head:N or tail:N");
+    let (tool, n) = s.split_once(':').ok_or_else(bad)?;
+    let n: usize = n.parse().map_err(|_| bad())?;
+    match tool {
+        "head" => Ok(Cut::Head(n)),
+        "tail" => Ok(Cut::Tail(n)),
+        _ => Err(bad()),
+    }
 }
 
 pub fn parse_tail(s: &str) -> Result<usize, String> {
@@ -614,7 +642,10 @@ impl EnvelopeArgs {
             // The caller fills this in from the environment (app.rs).
             store: StoreEnv::default(),
             signal,
-            tail: self.tail,
+            tail: match self.cut {
+                Some(crate::integrate::hook::line::Cut::Tail(n)) => self.tail.max(n),
+                _ => self.tail,
+            },
             budget: self.budget.or(harness.budget()).unwrap_or(DEFAULT_RUN_BUDGET),
             harness,
             boundary: self.boundary,
@@ -641,6 +672,14 @@ impl EnvelopeArgs {
             },
             progress: self.progress,
             status_file: self.status_file.clone(),
+            keep_head_lines: match self.cut {
+                Some(crate::integrate::hook::line::Cut::Head(n)) => Some(n),
+                _ => None,
+            },
+            keep_tail_lines: match self.cut {
+                Some(crate::integrate::hook::line::Cut::Tail(n)) => Some(n),
+                _ => None,
+            },
             families: self.family_options()?,
         })
     }

@@ -2,3 +2,4 @@
 
 pub mod hook;
 pub mod shell;
+pub mod trailer;
