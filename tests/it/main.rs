@@ -2,6 +2,7 @@
 
 mod util;
 
+mod agents;
 mod check;
 mod cli;
 mod envelope;
