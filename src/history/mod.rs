@@ -9,6 +9,7 @@ pub mod report;
 pub mod series;
 pub mod stats;
 pub mod trend;
+pub mod usage;
 
 use std::io;
 use std::path::Path;
@@ -29,9 +30,16 @@ pub struct Observation {
 /// the record and analyses the series against `boundary` characters.
 pub fn observe(store: &Path, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
     let series = Series::open(store, key);
+    let observation = look(&series, record, boundary, unit)?;
+    series.append(record)?;
+    Ok(observation)
+}
+
+/// What [`observe`] says, without appending the record yet (the session
+/// appends it once it knows what it printed).
+pub fn look(series: &Series, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
     let mut records = series.records()?;
     let change = trend::compare(&records, record);
-    series.append(record)?;
     records.push(record.clone());
     Ok(Observation { change, trend: trend::analyse(&records, boundary, unit) })
 }

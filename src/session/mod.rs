@@ -242,6 +242,13 @@ impl Session {
         &self.label
     }
 
+    /// The temporary file the output is being stored in, until the input
+    /// ends and it becomes the entry (for a detached run's record, so what
+    /// has arrived can be read while the command runs).
+    pub fn spill_path(&self) -> Option<&std::path::Path> {
+        self.target.as_ref().map(|t| t.path.as_path())
+    }
+
     /// Where this stream's own bytes go when copied or passed through:
     /// stderr's to stderr, anything else to stdout. Envelopes always go to
     /// stdout.

@@ -5,6 +5,7 @@ mod util;
 mod agents;
 mod check;
 mod cli;
+mod detach;
 mod envelope;
 mod families;
 mod faults;

@@ -83,6 +83,15 @@ pub struct Cli {
     /// outbox exits 124, as GNU timeout does.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
+
+    /// Wrap mode: when the command still runs after DURATION, print the
+    /// envelope of what has arrived ("running": true, the run's id) and
+    /// exit 0; the command goes on and its output is still stored. Follow
+    /// it with `outbox status ID`, `outbox wait ID`, `outbox show ID`.
+    /// Default with --harness claude-code: 110s (its Bash tool stops a
+    /// command at 120s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub detach_after: Option<Duration>,
 }
 
 impl Cli {
@@ -94,6 +103,11 @@ impl Cli {
         }
         if self.envelope.trailer.is_some() && !self.wrap.is_empty() {
             return Err(usage("--trailer reads a piped command's status: CMD | outbox --trailer N".to_string()));
+        }
+        if self.detach_after.is_some() {
+            return Err(usage(
+                "--detach-after needs a command to run: outbox --detach-after 2m -- CMD [ARGS...]".to_string(),
+            ));
         }
         if self.timeout.is_some() {
             return Err(usage(
@@ -149,6 +163,16 @@ pub enum Command {
     /// Sizes of each command's runs over time: level, spread, slope, steps,
     /// and how many runs until the output crosses the boundary.
     Trend(TrendArgs),
+    /// Detached runs (--detach-after): running or how they ended, bytes so
+    /// far, the last signal line. Without ID: every run of the last day.
+    Status(StatusArgs),
+    /// Wait for a detached run to end, print its final envelope and exit
+    /// with the command's status.
+    Wait(WaitArgs),
+    /// Per command: runs, characters produced against characters printed
+    /// (kept out of the reader's window), byte-identical re-runs, envelopes
+    /// against outputs printed whole.
+    Stats(StatsArgs),
 }
 
 /// When to print the envelope instead of the input itself.
@@ -620,6 +644,39 @@ pub struct TrendArgs {
     /// apply here too).
     #[arg(long, value_name = "CHARS", value_parser = parse_size)]
     pub boundary: Option<u64>,
+}
+
+/// `outbox status` options.
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    /// A run's id (from the envelope's header); all runs when omitted.
+    pub id: Option<String>,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `outbox wait` options.
+#[derive(Debug, Clone, Args)]
+pub struct WaitArgs {
+    /// The run's id (from the envelope's header).
+    pub id: String,
+
+    /// Give up after DURATION: say so and exit 124 (as --timeout does).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+/// `outbox stats` options.
+#[derive(Debug, Clone, Args)]
+pub struct StatsArgs {
+    /// Only commands whose label, command or series name contains KEY.
+    pub key: Option<String>,
+
+    /// Print a JSON array instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 // ---------------------------------------------------------------------------
