@@ -18,6 +18,7 @@ mod json;
 mod layers;
 mod pack;
 mod props;
+mod settings;
 mod shell;
 mod snapshot;
 mod store;
