@@ -121,6 +121,8 @@ pub struct Scanner {
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
     finished: bool,
+    /// No other scanner of this process has it (see `Scanned::serial`).
+    serial: u64,
 }
 
 /// The scanner's family state: the engine, its per-run tally, the block
@@ -153,6 +155,10 @@ pub struct Scanned<'a> {
     pub tally: Option<&'a Tally>,
     /// The first error line that has a location, and that location.
     pub first_error_location: Option<&'a (u64, String)>,
+    /// Which scanner this is a view of, unique in the process: what the
+    /// renderer keys work done once per scan by (the masks a scan's lines
+    /// hold).
+    pub serial: u64,
 }
 
 impl Scanner {
@@ -182,6 +188,10 @@ impl Scanner {
             candidates: Vec::new(),
             families: None,
             finished: false,
+            serial: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
             cfg,
         }
     }
@@ -262,6 +272,7 @@ impl Scanner {
             gap: &self.gap,
             tally: self.families.as_ref().map(|f| &f.tally),
             first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
+            serial: self.serial,
         }
     }
 

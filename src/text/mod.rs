@@ -6,6 +6,7 @@
 
 pub mod redraw;
 pub mod sanitize;
+pub mod secrets;
 pub mod shape;
 pub mod shorten;
 pub mod size;

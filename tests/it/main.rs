@@ -16,6 +16,7 @@ mod json;
 mod layers;
 mod pack;
 mod props;
+mod secrets;
 mod shell;
 mod snapshot;
 mod store;

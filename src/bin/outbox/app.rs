@@ -29,6 +29,8 @@ pub fn main() -> ExitCode {
         }
     };
     config.apply(&mut cli, &matches);
+    // Process-wide: every printer masks through `text::secrets`.
+    outbox::text::secrets::set_enabled(cli.envelope.mask == crate::cli::MaskArg::On);
     if matches!(cli.command, Some(Command::Config)) {
         return print(&config.report(&matches, &cli));
     }

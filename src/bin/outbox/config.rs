@@ -16,6 +16,7 @@
 //! head_budget = 1000     # --head-budget
 //! signal = "(?i)oops"    # --signal
 //! commands = "default,-ls,make"   # what `outbox init` and `outbox hook` wrap
+//! mask = false           # --mask off: print credentials as they are
 //! ```
 
 use std::ffi::OsString;
@@ -43,6 +44,7 @@ const SETTINGS: &[Setting] = &[
     Setting { key: "harness", arg: "harness", env: Some("OUTBOX_HARNESS") },
     Setting { key: "boundary", arg: "boundary", env: Some("OUTBOX_BOUNDARY") },
     Setting { key: "commands", arg: "commands", env: None },
+    Setting { key: "mask", arg: "mask", env: Some("OUTBOX_MASK") },
 ];
 
 /// The file's settings, as text, with where they came from.
@@ -88,9 +90,10 @@ impl Config {
             let text = match value {
                 toml::Value::String(s) => s.clone(),
                 toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
                 other => {
                     return Err(format!(
-                        "{}: '{key}' must be a number or a string, not {}",
+                        "{}: '{key}' must be a number, a string or true/false, not {}",
                         shown(&path),
                         other.type_str()
                     ))
@@ -132,6 +135,9 @@ impl Config {
         }
         if let Some(v) = self.get("boundary").filter(|_| defaulted(matches, "boundary")) {
             e.boundary = Some(outbox::text::size::parse_size(v).expect("checked when loaded"));
+        }
+        if let Some(v) = self.get("mask").filter(|_| defaulted(matches, "mask")) {
+            e.mask = cli::parse_mask(v).expect("checked when loaded");
         }
         if let Some(v) = self.get("commands") {
             match &mut cli.command {
@@ -187,6 +193,7 @@ fn effective(cli: &Cli, key: &str) -> Option<String> {
             })
         }),
         "commands" => Some("default".to_string()),
+        "mask" => Some(if e.mask == cli::MaskArg::On { "on" } else { "off" }.to_string()),
         _ => None,
     }
 }
@@ -209,6 +216,7 @@ fn check(key: &str, v: &str) -> Result<(), String> {
             .map(drop)
             .map_err(|_| "use claude-code, codex, gemini or none".to_string()),
         "boundary" => outbox::text::size::parse_size(v).map(drop),
+        "mask" => cli::parse_mask(v).map(drop),
         _ => Ok(()),
     }
 }
