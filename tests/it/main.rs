@@ -17,6 +17,7 @@ mod layers;
 mod pack;
 mod props;
 mod secrets;
+mod settings;
 mod shell;
 mod snapshot;
 mod store;

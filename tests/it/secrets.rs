@@ -296,6 +296,12 @@ fn mask_off_prints_credentials_and_says_so_from_the_flag_the_environment_and_the
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["header"]["secrets_masked"], "off");
     assert!(json.contains("Xk9fQ2mZ7pLwq81"));
+    // A bad value is said and never costs the output: masking stays on.
+    let mut c = Command::new(util::bin());
+    c.env("OUTBOX_DIR", store.path()).env("OUTBOX_MASK", "maybe").args(["--envelope", "always"]);
+    let out = run_cmd(c, input.as_bytes());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OUTBOX_MASK"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_nothing_leaks("OUTBOX_MASK=maybe", &text(&out), &creds, &[]);
     // --mask is an option of the envelope, not of show (which has --raw).
     let bad = run(&store, &["show", "last", "--mask", "off"], b"");
     assert_eq!(bad.status.code(), Some(2));
