@@ -118,8 +118,14 @@ impl Masker {
                     keywords.push(k.clone());
                     keyword_rule.push(rules.len());
                 }
-                let min_len =
-                    regex_syntax::parse(&spec.pattern).ok().and_then(|h| h.properties().minimum_len()).unwrap_or(0);
+                // Only keyword-less rules need it (parsing every pattern
+                // at start-up would cost more than it saves).
+                let min_len = match spec.keywords.is_empty() {
+                    true => {
+                        regex_syntax::parse(&spec.pattern).ok().and_then(|h| h.properties().minimum_len()).unwrap_or(0)
+                    }
+                    false => 0,
+                };
                 rules.push(Rule {
                     min_len,
                     name: spec.name.clone(),

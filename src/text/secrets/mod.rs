@@ -13,7 +13,7 @@
 //! imitates a marker is escaped, so [`count_markers`] over printed text
 //! counts exactly what was masked; masking that fails for any reason
 //! (a panic in a rule) withholds the whole text as a marker instead of
-//! printing it raw ([`Masked::Withheld`]).
+//! printing it raw ([`withheld`]).
 
 pub mod entropy;
 pub mod masker;
