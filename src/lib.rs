@@ -38,8 +38,9 @@
 //!    `clonefile` on macOS; plain reads and writes elsewhere, or with the
 //!    `portable` feature) and the few calls no crate covers.
 //! 1. [`text`]: UTF-8 counting, sanitising for display (the one list of
-//!    characters unsafe to print), shortening (the one cut marker), sizes,
-//!    messages to stderr (`say!`).
+//!    characters unsafe to print), credentials masked in all that is
+//!    printed ([`text::secrets`], rules in `secrets/*.toml`), shortening
+//!    (the one cut marker), sizes, messages to stderr (`say!`).
 //! 2. [`family`]: tool families as data (`families/*.toml`): severities,
 //!    blocks, locations, verdicts; one combined regex and a `RegexSet`.
 //! 3. [`stream`]: reading, ingest, spill, scanner, tail ring, signal lines,
@@ -61,7 +62,8 @@
 //! output never exceeds the budget in characters (the budget the header
 //! states: raised above `--budget` only when the store path is too long for
 //! it); every omission is stated; what is printed is safe for a terminal
-//! (passthrough too; only `--envelope never` copies raw); `full_output` is
+//! (passthrough too; only `--envelope never` copies raw) and has its
+//! credentials masked (unless `--mask off`); `full_output` is
 //! always the real path, whole; the stored copy is byte-for-byte the input.
 
 pub mod family;

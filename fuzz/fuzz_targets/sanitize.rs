@@ -10,6 +10,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use outbox::render::envelope::safe_copy;
 use outbox::text::sanitize::{display, display_len, display_str, is_unsafe_char};
+use outbox::text::secrets::MARKER_OPEN;
 use outbox_fuzz::{imitates_marker, is_forbidden_char, lossy_chars};
 
 #[derive(Arbitrary, Debug)]
@@ -30,9 +31,14 @@ fuzz_target!(|c: Case| {
     assert!(d.ansi_stripped as usize <= d.input_chars());
 
     // Sanitising is idempotent on text that has no backslash escapes to
-    // re-escape: the display of the display is itself.
-    let again = display_str(&d.text);
-    assert_eq!(again.text, d.text, "display of display text");
+    // re-escape: the display of the display is itself. Not when something
+    // was masked: a marker shown again is taken for an imitation and
+    // escaped (issue 29; the `mask` target checks masking).
+    let masked = d.text.contains(MARKER_OPEN);
+    if !masked {
+        let again = display_str(&d.text);
+        assert_eq!(again.text, d.text, "display of display text");
+    }
 
     let mut cuts: Vec<usize> = c.cuts.iter().map(|&k| k as usize % (n + 2)).collect();
     cuts.extend([0, 1, n.saturating_sub(1), n, n + 1]);
@@ -79,7 +85,7 @@ fuzz_target!(|c: Case| {
             let l = if i < last { l.strip_suffix('\r').unwrap_or(l) } else { l };
             !l.chars().any(|ch| ch != '\t' && is_unsafe_char(ch)) && !imitates_marker(l)
         });
-        if plain {
+        if plain && !safe.contains(MARKER_OPEN) {
             assert_eq!(safe, text, "plain text passes unchanged");
         }
     }

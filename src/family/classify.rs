@@ -491,6 +491,12 @@ impl Classifier {
             for t in texts.clone() {
                 let plain = strip_ansi(t);
                 if let Some(c) = re.captures(&plain) {
+                    // A "location" inside a credential (the password and
+                    // host of `scheme://user:PASSWORD@host:5432`) is not
+                    // one, and would reach the header unmasked.
+                    if inside_secret(&plain, c.get(0).map_or(0..0, |m| m.range())) {
+                        continue;
+                    }
                     found = Some(format_location(&c));
                     if !rule.pick_last {
                         break;
@@ -759,4 +765,13 @@ pub struct Verdict {
     pub lines: u64,
     /// No verdict line: the status and counts come from the error lines.
     pub from_signals: bool,
+}
+
+/// Whether `range` of `text` overlaps a credential the masker finds (or
+/// masking failed: then nothing of the text is trusted).
+fn inside_secret(text: &[u8], range: std::ops::Range<usize>) -> bool {
+    match crate::text::secrets::spans(text) {
+        Ok(spans) => spans.iter().any(|s| s.start < range.end && range.start < s.end),
+        Err(crate::text::secrets::MaskFailed) => true,
+    }
 }

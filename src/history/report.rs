@@ -86,7 +86,9 @@ pub fn table(rows: &[Row]) -> String {
     for r in rows {
         let t = &r.trend;
         let what = match &r.key.command {
-            Some(c) => format!("{} ({})", r.key.label, c),
+            // Masked before it is shortened: a token cut in two is not
+            // recognised.
+            Some(c) => format!("{} ({})", r.key.label, crate::text::secrets::mask_str(c)),
             None => r.key.label.clone(),
         };
         lines.push(vec![

@@ -136,6 +136,9 @@ impl Envelope<'_, '_, '_> {
         if let Some(c) = self.inventory.capped_note() {
             field(&mut h, "keys_capped", &J::Str(c));
         }
+        if let Some(masked) = self.masked(max_class, keys, picked) {
+            field(&mut h, crate::text::secrets::HEADER_KEY, &masked);
+        }
         if !first {
             h.push(',');
         }
@@ -148,6 +151,29 @@ impl Envelope<'_, '_, '_> {
         }
         h.push_str(if picked.shown.is_empty() { "]}\n" } else { "\n]}\n" });
         h
+    }
+}
+
+impl Envelope<'_, '_, '_> {
+    /// `secrets_masked`: the masks in what this build prints (header
+    /// strings, key inventory, samples), by rule; `"off"` when masking is
+    /// off; None when nothing is masked.
+    fn masked(&self, max_class: Class, keys: &(String, usize), picked: &Picked) -> Option<J> {
+        use crate::text::secrets;
+        if !secrets::enabled() {
+            return Some(J::str("off"));
+        }
+        let mut counts = secrets::Counts::new();
+        for f in self.fields.iter().filter(|f| f.class <= max_class) {
+            if let J::Str(s) = &f.value {
+                secrets::count_markers(s, &mut counts);
+            }
+        }
+        secrets::count_markers(&keys.0, &mut counts);
+        for (_, r) in &picked.shown {
+            secrets::count_markers(&r.text, &mut counts);
+        }
+        (!counts.is_empty()).then(|| J::Obj(counts.into_iter().map(|(k, v)| (k, J::int(v))).collect()))
     }
 }
 

@@ -492,11 +492,13 @@ impl Inventory {
         let mut seen: HashSet<String> = HashSet::new();
         for (k, &id) in keep.iter().enumerate() {
             let e = &self.entries[id as usize];
-            let mut path = self.path(id);
+            // A key that is itself a credential is masked like a value.
+            let name = crate::text::secrets::mask_str(&self.path(id)).into_owned();
+            let mut path = name.clone();
             // Shortened names could collide; an object's keys must not.
             let mut n = 2;
             while seen.contains(&path) {
-                path = format!("{} (#{n})", self.path(id));
+                path = format!("{name} (#{n})");
                 n += 1;
             }
             out.push_str(if k == 0 { "\n" } else { ",\n" });

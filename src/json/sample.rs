@@ -153,7 +153,20 @@ struct RFrame {
     first: bool,
 }
 
-fn render_str(out: &mut Bounded, s: &str, cap: Option<usize>, stats: &mut CutStats) -> Result<(), Overflow> {
+/// A string as a sample shows it: credentials masked (see
+/// `text::secrets`), then shortened to `cap` when longer, then escaped.
+/// `key` is the object key the string is the value of: a random-looking
+/// value of a secret-named key (`"password": "…"`) is masked like the
+/// same assignment in text.
+fn render_str(
+    out: &mut Bounded,
+    s: &str,
+    key: Option<&str>,
+    cap: Option<usize>,
+    stats: &mut CutStats,
+) -> Result<(), Overflow> {
+    let masked = crate::text::secrets::mask_value(key, s);
+    let s: &str = &masked;
     out.push("\"")?;
     match cap {
         Some(cap) if s.len() > cap => {
@@ -209,18 +222,22 @@ pub(crate) fn render(item: &Item<'_, '_>, caps: Caps, out: &mut Bounded) -> Resu
     let mut stats = CutStats::default();
     let mut stack: Vec<RFrame> = Vec::new();
     let mut i = 0;
+    // The key of the value about to be rendered, when it is an object's.
+    let mut key: Option<&str> = None;
     loop {
         let Some(node) = nodes.get(i) else { return Ok(stats) };
         match *node {
             Node::String(s) => {
-                render_str(out, s, caps.string, &mut stats)?;
+                render_str(out, s, key.take(), caps.string, &mut stats)?;
                 i += 1;
             }
             Node::Static(ref v) => {
+                key = None;
                 render_static(out, v, item.specials.get(item.base + i))?;
                 i += 1;
             }
             Node::Object { len, count } | Node::Array { len, count } => {
+                key = None;
                 let object = matches!(node, Node::Object { .. });
                 out.push(if object { "{" } else { "[" })?;
                 let shown = caps.container.map_or(len, |c| c.min(len));
@@ -254,12 +271,13 @@ pub(crate) fn render(item: &Item<'_, '_>, caps: Caps, out: &mut Bounded) -> Resu
             }
             top.first = false;
             if top.object {
-                let key = match nodes.get(i) {
+                let name = match nodes.get(i) {
                     Some(Node::String(k)) => *k,
                     _ => "",
                 };
-                render_str(out, key, caps.string, &mut stats)?;
+                render_str(out, name, None, caps.string, &mut stats)?;
                 out.push(":")?;
+                key = Some(name);
                 i += 1;
             }
             break;

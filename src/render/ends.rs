@@ -26,7 +26,7 @@ pub(super) struct Head {
 
 /// Lines 1..=limit as the head arena holds them: complete lines only (the
 /// arena may end inside one), and line 1 even when it is too long to keep.
-fn head_bodies<'a>(sc: &Scanned<'a>, limit: u64) -> Vec<LineBody<'a>> {
+pub(super) fn head_bodies<'a>(sc: &Scanned<'a>, limit: u64) -> Vec<LineBody<'a>> {
     let mut bodies = Vec::new();
     let mut rest = sc.head;
     while (bodies.len() as u64) < limit {

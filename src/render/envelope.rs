@@ -30,14 +30,16 @@ use std::fmt::Write as _;
 use regex::bytes::Regex;
 use serde::Serialize;
 
-use crate::render::ends::{choose_head, choose_tail, head_reach};
+use crate::render::ends::{choose_head, choose_tail, head_bodies, head_reach};
 use crate::render::facts::RunFacts;
+use crate::render::masks;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
 use crate::stream::signal::{shape as signal_shape, Group, SignalKeeper, SIGNAL_LINE_CHARS};
 use crate::text::redraw;
 use crate::text::sanitize::{display, terminal_safe_json, Display};
+use crate::text::secrets::{self, Counts, KeyBlocks};
 use crate::text::shorten::{cut_marker, shorten_text};
 
 pub const HEADER_OPEN: &str = "<<<OUTBOX-HEADER";
@@ -143,10 +145,13 @@ pub fn prints_unchanged(bytes: u64, printed_chars: u64, binary: bool, kept_whole
 /// Small input as passthrough prints it: each line shown as the envelope
 /// shows a line (escape sequences removed, other controls and lone `\r`
 /// escaped, a line imitating an outbox marker gets its first character
-/// escaped), line ends kept as they were (`\n` or `\r\n`). Plain text,
-/// tabs, CRLF and valid UTF-8 come out byte for byte.
+/// escaped, credentials masked), line ends kept as they were (`\n` or
+/// `\r\n`). The lines of a private key block, followed in order, are
+/// masked whole. Plain text, tabs, CRLF and valid UTF-8 come out byte for
+/// byte.
 pub fn safe_copy(raw: &[u8]) -> String {
     let mut out = String::with_capacity(raw.len());
+    let mut keys = KeyBlocks::default();
     let mut rest = raw;
     while !rest.is_empty() {
         let (line, end) = match memchr::memchr(b'\n', rest) {
@@ -160,7 +165,11 @@ pub fn safe_copy(raw: &[u8]) -> String {
             }
             None => (std::mem::take(&mut rest), ""),
         };
-        out.push_str(&line_display(line, true).text);
+        if secrets::enabled() && keys.line(line) {
+            out.push_str(&secrets::key_line_marker(display(line).input_chars() as u64));
+        } else {
+            out.push_str(&line_display(line, true).text);
+        }
         out.push_str(end);
     }
     out
@@ -177,6 +186,8 @@ pub fn safe_copy(raw: &[u8]) -> String {
 /// `info` should carry worst-case figures for what is not yet known (the
 /// path, the command).
 pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
+    let _keys = key_context(sc);
+    let info = &masks::stated(info, &masks::bound(sc, info));
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let tail_room = b.tail_budget.saturating_sub(tail_marker(asked, asked).chars().count());
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
@@ -219,7 +230,8 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
 /// long for that budget; the session then prints within, and states, this
 /// one instead of printing a path that does not exist or going over.
 pub fn min_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
-    let compacted = compact(info, 0);
+    let _keys = key_context(sc);
+    let compacted = compact(&masks::stated(info, &masks::bound(sc, info)), 0);
     let mut n = b.budget;
     loop {
         let need = fixed_cost(sc, &Budgets { budget: n, ..b.clone() }, &compacted) + 2 * (MIN_LINE_ROOM + 1);
@@ -232,11 +244,16 @@ pub fn min_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
 
 /// Renders the envelope; never longer than `b.budget` characters.
 pub fn render(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> String {
+    // The header states the masked credentials: sized with a bound (see
+    // `render::masks`), restated once the lines are chosen.
+    let _keys = key_context(sc);
+    let bound = masks::bound(sc, info);
+    let stated = masks::stated(info, &bound);
     // Free text in the header and notes (a spill error naming a long path,
     // a long command) is shortened, step by step, until the fixed parts
     // leave room for the first and last lines.
     let mut compacted;
-    let mut info = info;
+    let mut info = &stated;
     for cap in [160, 80, 32, 0] {
         if fixed_cost(sc, b, info) + 2 * (MIN_LINE_ROOM + 1) <= b.budget {
             break;
@@ -244,7 +261,7 @@ pub fn render(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> Str
         compacted = compact(info, cap);
         info = &compacted;
     }
-    render_with(sc, b, info, signal)
+    render_with(sc, b, info, signal, &bound)
 }
 
 /// Characters of everything but the lines: header (with worst-case
@@ -291,11 +308,11 @@ fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {
     }
 }
 
-fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> String {
+fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound: &Counts) -> String {
     // The last line is always in the tail, whatever --tail says.
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let hits = sc.signals.hits();
-    let notes = notes(sc, info);
+    let stated_notes = notes(sc, info);
     let tail_marker_res = tail_marker(asked, asked).chars().count();
     let head_marker_res = head_marker(sc.lines, b.budget as u64).chars().count();
     let fixed = fixed_cost(sc, b, info);
@@ -376,11 +393,8 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     let covered = tail.lines.len() as u64;
     let shown =
         Shown { head: h, tail: covered, tail_dropped: asked.saturating_sub(covered), signals: shown_signals, ansi };
-    let mut out = header_block(sc, b, info, shown);
-    for n in &notes {
-        out.push_str(n);
-    }
     // A section with nothing in it is not printed.
+    let mut out = String::new();
     if h > 0 {
         out.push_str(&head_marker(h, head.used as u64));
         out.push_str(&head.out);
@@ -402,6 +416,14 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
         out.push_str(&tail_marker(covered, asked));
         out.push_str(&tail.out);
     }
+    // The header and notes, now that what is printed is known.
+    let printed: Vec<&str> = stated_notes.iter().map(String::as_str).chain([out.as_str()]).collect();
+    let info = masks::settled(info, bound, &printed);
+    let mut head_part = header_block(sc, b, &info, shown);
+    for n in &notes(sc, &info) {
+        head_part.push_str(n);
+    }
+    let out = head_part + &out;
     debug_assert!(out.chars().count() <= b.budget, "envelope over budget: {} > {}", out.chars().count(), b.budget);
     out
 }
@@ -501,7 +523,14 @@ pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String 
         if c.count < 1.5 {
             break;
         }
-        let text = display(&crate::text::shape::bytes(&c.example)).text;
+        // An example holding a credential is shown masked, unshaped:
+        // shaping would fold the marker's count and could leave parts of
+        // a token the masker no longer recognises.
+        let example = whole_words(&c.example);
+        let whole = display(example).text;
+        let shaped = display(&crate::text::shape::bytes(example)).text;
+        let text =
+            if whole.contains(secrets::MARKER_OPEN) || shaped.contains(secrets::MARKER_OPEN) { whole } else { shaped };
         let text = shorten_text(text.trim(), GAP_SHAPE_CHARS);
         let item = format!(
             "{}{}{:.0} × \"{text}\"",
@@ -517,6 +546,18 @@ pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String 
         items.push_str(&item);
     }
     format!("{open}{items} ---\n")
+}
+
+/// A gap example without its last word when it may have been cut at the
+/// inventory's byte limit: a token cut in two is not recognised by the
+/// masker, and its first half must not be shown.
+pub(super) fn whole_words(example: &[u8]) -> &[u8] {
+    if example.len() < crate::stream::gap::SHAPE_BYTES {
+        return example;
+    }
+    let word = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'=' | b'.' | b'~' | b'%');
+    let keep = example.iter().rposition(|b| !word(b)).map_or(0, |i| i + 1);
+    &example[..keep]
 }
 
 /// Characters reserved for the gap marker: the plain marker at its widest,
@@ -708,6 +749,85 @@ pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String
         }
     };
     Some(shorten(&pd, &sd, total, max, !guard))
+}
+
+/// Makes the lines inside private key blocks known to this thread's
+/// masker while the guard lives: the head's and the tail's lines and each
+/// signal's block, each followed in order (a tail may begin inside a
+/// block; its END line tells). A line is then masked wherever it is
+/// shown, even without the BEGIN line that made it key material.
+fn key_context(sc: &Scanned) -> secrets::KnownGuard {
+    let mut known: Vec<Vec<u8>> = Vec::new();
+    let fence = |b: &[u8]| memchr::memmem::find(b, b"PRIVATE KEY").is_some();
+    let any_block =
+        fence(sc.head)
+            || sc.tail.lines().any(|l| match l.body() {
+                LineBody::Whole(b) => fence(b),
+                LineBody::Cut { prefix, suffix, .. } => fence(prefix) || fence(suffix),
+            })
+            || sc.signals.kept_by_priority().into_iter().chain(sc.signals.recent()).any(|k| {
+                k.block_lines().any(|(_, l)| fence(l)) || matches!(k.line.body(), LineBody::Whole(b) if fence(b))
+            });
+    if secrets::enabled() && any_block {
+        // A cut line breaks a block: nothing after it is taken for a key.
+        let whole = |b: LineBody<'_>| match b {
+            LineBody::Whole(l) => l.to_vec(),
+            LineBody::Cut { .. } => b"<cut>".to_vec(),
+        };
+        let head: Vec<Vec<u8>> = head_bodies(sc, u64::MAX).into_iter().map(whole).collect();
+        let tail: Vec<Vec<u8>> = sc.tail.lines().map(|l| whole(l.body())).collect();
+        for seq in [&head, &tail] {
+            known.extend(secrets::key_lines_in(seq.iter().map(Vec::as_slice)).into_iter().map(<[u8]>::to_vec));
+        }
+        for k in sc.signals.kept_by_priority().into_iter().chain(sc.signals.recent()) {
+            let block = std::iter::once(whole(k.line.body())).chain(k.block_lines().map(|(_, l)| l.to_vec()));
+            let block: Vec<Vec<u8>> = block.collect();
+            known.extend(secrets::key_lines_in(block.iter().map(Vec::as_slice)).into_iter().map(<[u8]>::to_vec));
+        }
+    }
+    secrets::known_key_lines(known)
+}
+
+/// Every text a line may be printed as (whole, or its kept ends, or as a
+/// terminal leaves it), for the bound on what is masked.
+pub(super) fn display_line(body: LineBody, add: &mut dyn FnMut(&str)) {
+    match body {
+        LineBody::Whole(b) => {
+            add(&shown_display(b, true).text);
+            add(&display(b).text);
+        }
+        LineBody::Cut { prefix, suffix, .. } => {
+            add(&display(prefix).text);
+            add(&display(suffix).text);
+            if let Some(d) = cut_redraw(prefix, suffix, true) {
+                add(&d.text);
+            }
+        }
+    }
+}
+
+/// The head arena's lines and the tail ring's.
+pub(super) fn for_each_candidate(sc: &Scanned, f: &mut dyn FnMut(LineBody)) {
+    for body in head_bodies(sc, u64::MAX) {
+        f(body);
+    }
+    for l in sc.tail.lines() {
+        f(l.body());
+    }
+}
+
+/// The head arena's lines and the tail ring's, as `display_line` shows
+/// them.
+pub(super) fn display_candidates(sc: &Scanned, add: &mut dyn FnMut(&str)) {
+    for_each_candidate(sc, &mut |body| {
+        display_line(body, add);
+        // As the gap marker may show it (see `whole_words`).
+        if let LineBody::Whole(b) = body {
+            if b.len() >= crate::stream::gap::SHAPE_BYTES {
+                add(&display(whole_words(b)).text);
+            }
+        }
+    });
 }
 
 /// A line as passthrough's safe copy shows it: sanitised, a marker

@@ -103,11 +103,14 @@ impl RunFacts {
     /// literal fits [`COMMAND_CHARS`], else cut in the middle (with the cut
     /// marker) until it does; a command full of control characters, which
     /// escape to six characters each, is cut further.
+    /// Credentials in it are masked first (`--token ghp_…` in a command
+    /// line would otherwise reach every header).
     pub fn command_text(&self) -> Option<String> {
         let c = self.command.as_ref()?;
+        let command = crate::text::secrets::mask_str(&c.command);
         let mut cap = COMMAND_CHARS;
         loop {
-            let t = shorten_text(&c.command, cap);
+            let t = shorten_text(&command, cap);
             if cap <= 24 || json_literal_chars(&t) <= COMMAND_CHARS + 2 {
                 return Some(t);
             }

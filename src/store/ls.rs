@@ -91,7 +91,8 @@ struct LsJson<'a> {
     lines: Option<u64>,
     complete: Option<bool>,
     interrupted_by: Option<&'a str>,
-    command: Option<&'a str>,
+    /// Masked (`text::secrets`): a command line may hold a credential.
+    command: Option<std::borrow::Cow<'a, str>>,
     exit_status: Option<i32>,
     digest: Option<&'a str>,
     /// "ok", "missing" or "invalid".
@@ -121,7 +122,7 @@ fn ls_json<'a>(e: &'a Listed, dir: &Path, now: u64) -> LsJson<'a> {
         lines: m.map(|m| m.lines),
         complete: m.map(|m| m.complete),
         interrupted_by: m.and_then(|m| m.interrupted_by.as_deref()),
-        command: m.and_then(|m| m.command.as_deref()),
+        command: m.and_then(|m| m.command.as_deref()).map(crate::text::secrets::mask_str),
         exit_status: m.and_then(|m| m.exit_status),
         digest: m.map(|m| m.digest.as_str()),
         metadata: match e.meta {

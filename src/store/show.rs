@@ -1,6 +1,9 @@
-//! `outbox show`: prints a stored original exactly, or some of its lines
-//! (`--lines`), or the lines that match a pattern (`--grep`). Reading
-//! commands never create the store.
+//! `outbox show`: prints a stored original, or some of its lines
+//! (`--lines`), or the lines that match a pattern (`--grep`), with
+//! credentials masked as the envelope masks them (`text::secrets`; the
+//! lines of a private key block, followed in order, masked whole);
+//! `--raw` prints the exact bytes and says so on stderr. Reading commands
+//! never create the store.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -18,6 +21,8 @@ use super::{
     digest_hex, format_age, hash_file, now_secs, path_text, plural, shown, split_id, StoreEnv, COPY_BUF,
     DEFAULT_TTL_SECONDS,
 };
+use crate::text::secrets::{self, KeyBlocks};
+use crate::text::utf8::count_chars;
 
 /// Lines `first..=last` (1-based); `last: None` runs to the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +87,9 @@ pub struct ShowOptions {
     /// only lines in that range are searched. Compiled by the caller, so a
     /// bad pattern is a usage error.
     pub grep: Option<Regex>,
+
+    /// Print the exact bytes, credentials included (said on stderr).
+    pub raw: bool,
 }
 
 /// How a `--lines` / `--grep` pass ended.
@@ -151,12 +159,52 @@ fn copy_lines(r: &mut impl Read, out: &mut impl Write, range: LineRange, buf_siz
     Ok(LinesDone { total: Some(total), printed })
 }
 
+/// Copies lines `range` of `r` to `out` as stored, but with credentials
+/// masked: each line through the masker, a line inside a private key
+/// block (followed from the first line, also before the range) replaced
+/// whole. A line is masked whole, so memory grows with the longest line,
+/// as with `--grep`. Returns how it ended and the bytes read.
+fn copy_masked(r: impl Read, out: &mut impl Write, range: LineRange) -> io::Result<(LinesDone, u64)> {
+    let last = range.last.unwrap_or(u64::MAX);
+    let mut reader = BufReader::with_capacity(COPY_BUF, r);
+    let mut keys = KeyBlocks::default();
+    let mut line = Vec::new();
+    let (mut lineno, mut printed, mut read) = (0u64, 0u64, 0u64);
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        lineno += 1;
+        if lineno > last {
+            return Ok((LinesDone { total: None, printed }, read));
+        }
+        let body = line.strip_suffix(b"\n").map_or(&line[..], |b| b.strip_suffix(b"\r").unwrap_or(b));
+        let inside = keys.line(body);
+        if lineno < range.first {
+            continue;
+        }
+        if inside {
+            out.write_all(secrets::key_line_marker(count_chars(body)).as_bytes())?;
+        } else {
+            out.write_all(&secrets::mask_bytes(body))?;
+        }
+        out.write_all(&line[body.len()..])?;
+        printed += 1;
+    }
+    Ok((LinesDone { total: Some(lineno), printed }, read))
+}
+
 /// Prints `LINENO: TEXT` for each line in `range` that `re` matches (the
-/// terminator and a `\r` before it are not matched). A line is matched
-/// whole, so memory grows with the longest line, as in grep.
+/// terminator and a `\r` before it are not matched), as the envelope shows
+/// a line (credentials masked). A line is matched whole, so memory grows
+/// with the longest line, as in grep.
 fn grep_lines(r: impl Read, out: &mut impl Write, re: &Regex, range: LineRange) -> io::Result<LinesDone> {
     let last = range.last.unwrap_or(u64::MAX);
     let mut reader = BufReader::with_capacity(COPY_BUF, r);
+    let mut keys = KeyBlocks::default();
     let mut line = Vec::new();
     let mut lineno = 0u64;
     let mut printed = 0u64;
@@ -176,9 +224,14 @@ fn grep_lines(r: impl Read, out: &mut impl Write, re: &Regex, range: LineRange) 
         if let Some(b) = body.strip_suffix(b"\n") {
             body = b.strip_suffix(b"\r").unwrap_or(b);
         }
+        let inside = secrets::enabled() && keys.line(body);
         if re.is_match(body) {
-            let shown = crate::text::sanitize::display(body);
-            writeln!(out, "{lineno}: {}", shown.text)?;
+            if inside {
+                writeln!(out, "{lineno}: {}", secrets::key_line_marker(count_chars(body)))?;
+            } else {
+                let shown = crate::text::sanitize::display(body);
+                writeln!(out, "{lineno}: {}", shown.text)?;
+            }
             printed += 1;
         }
     }
@@ -279,7 +332,24 @@ pub fn run_show(args: &ShowOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> 
 
     let size = md.len();
     let stdout = io::stdout();
+    if args.raw {
+        secrets::set_enabled(false);
+        crate::say!("note: --raw: entry {id} is printed exactly as stored, credentials included");
+    }
+    let masking = secrets::enabled();
     let result = match (args.lines, &args.grep) {
+        (range, None) if masking => {
+            let range = range.unwrap_or(LineRange { first: 1, last: None });
+            let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+            let done = copy_masked(file.take(size), &mut out, range);
+            done.and_then(|d| out.flush().map(|_| d)).map(|(d, read)| match args.lines {
+                None if read < size => {
+                    Some(format!("entry {id} shrank while it was read: only {read} of {size} bytes were printed"))
+                }
+                None => None,
+                Some(range) => lines_problem(id, args, range, d),
+            })
+        }
         (None, None) => {
             // One descriptor, read to the size it had when opened: a gc that
             // unlinks the entry meanwhile cannot cut this short. io::copy
@@ -399,6 +469,24 @@ mod tests {
         }
 
         #[test]
+        fn masked_copy_of_text_without_credentials_is_the_exact_copy(
+            data in proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'\n'), Just(b'\r'), Just(0xff), Just(b' ')], 0..200),
+            first in 1u64..30,
+            span in proptest::option::of(0u64..30),
+        ) {
+            let range = LineRange { first, last: span.map(|s| first + s) };
+            let mut want = Vec::new();
+            let exact = copy_lines(&mut &data[..], &mut want, range, 7).unwrap();
+            let mut out = Vec::new();
+            let (masked, _) = copy_masked(&data[..], &mut out, range).unwrap();
+            prop_assert_eq!(&out, &want);
+            prop_assert_eq!(masked.printed, exact.printed);
+            if let (Some(a), Some(b)) = (masked.total, exact.total) {
+                prop_assert_eq!(a, b);
+            }
+        }
+
+        #[test]
         fn grep_lines_numbers_match_a_naive_split(
             data in proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'\n'), Just(b'\r')], 0..200),
         ) {
@@ -414,6 +502,30 @@ mod tests {
             grep_lines(&data[..], &mut out, &re, LineRange { first: 1, last: None }).unwrap();
             prop_assert_eq!(String::from_utf8(out).unwrap(), want);
         }
+    }
+
+    #[test]
+    fn masked_copy_hides_credentials_and_key_blocks_and_keeps_the_lines() {
+        use crate::text::secrets::samples::{credentials, pem_block};
+        let creds = credentials(9);
+        let mut text: Vec<String> = creds.iter().map(|c| c.line.clone()).collect();
+        text.extend(pem_block(9, 6));
+        text.push("done".into());
+        let data = text.join("\r\n");
+        let mut out = Vec::new();
+        let (d, read) = copy_masked(data.as_bytes(), &mut out, LineRange { first: 1, last: None }).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(read, data.len() as u64);
+        assert_eq!(d.printed, text.len() as u64);
+        assert_eq!(out.matches("\r\n").count(), text.len() - 1, "every line and terminator kept");
+        for c in &creds {
+            assert!(!out.contains(&c.secret), "{}: {out}", c.rule);
+        }
+        for l in &pem_block(9, 6)[1..8] {
+            assert!(!out.contains(l.as_str()), "{l}");
+        }
+        assert!(out.contains("-----BEGIN RSA PRIVATE KEY-----\r\n…[masked private-key, 64 chars]\r\n"), "{out}");
+        assert!(out.ends_with("-----END RSA PRIVATE KEY-----\r\ndone"), "{out}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub const EXACT_BYTES: u64 = 256 << 10;
 /// One sampled point per this many bytes past them.
 pub const STRIDE: u64 = 16 << 10;
 /// Bytes of a line that decide its shape (and are kept as its example).
-const SHAPE_BYTES: usize = 256;
+pub const SHAPE_BYTES: usize = 256;
 
 /// One shape of the summary.
 #[derive(Debug, Clone)]

@@ -121,6 +121,8 @@ pub struct Scanner {
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
     finished: bool,
+    /// No other scanner of this process has it (see `Scanned::serial`).
+    serial: u64,
 }
 
 /// The scanner's family state: the engine, its per-run tally, the block
@@ -158,6 +160,10 @@ pub struct Scanned<'a> {
     /// them into a run. Zero unless the session sets them.
     pub unfolded_head: u64,
     pub unfolded_tail: u64,
+    /// Which scanner this is a view of, unique in the process: what the
+    /// renderer keys work done once per scan by (the masks a scan's lines
+    /// hold).
+    pub serial: u64,
 }
 
 impl Scanner {
@@ -187,6 +193,10 @@ impl Scanner {
             candidates: Vec::new(),
             families: None,
             finished: false,
+            serial: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
             cfg,
         }
     }
@@ -269,6 +279,7 @@ impl Scanner {
             first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
             unfolded_head: 0,
             unfolded_tail: 0,
+            serial: self.serial,
         }
     }
 

@@ -8,6 +8,7 @@
 pub mod file;
 pub mod redraw;
 pub mod sanitize;
+pub mod secrets;
 pub mod shape;
 pub mod shorten;
 pub mod size;

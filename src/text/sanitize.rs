@@ -6,9 +6,17 @@
 //! as a visible escape such as `\x07` or `\u{202e}`. The spill keeps the
 //! original bytes; only what is printed is changed.
 //!
+//! Credentials are masked here too (`text::secrets`), after the escapes,
+//! so every printer that shows a line shows it masked, and every width the
+//! renderer measures is the masked one: a masked line never grows past
+//! its room. A masked span is atomic: no prefix or suffix ends inside its
+//! marker.
+//!
 //! The renderer budgets in displayed characters, but the marker of a line
 //! shortened in the middle counts the *input* characters it cut, so the
 //! display keeps, per input character, where its display starts.
+
+use crate::text::secrets;
 
 /// One line (or part of one) as it will be printed, with a map back to the
 /// input characters it came from.
@@ -21,6 +29,9 @@ pub struct Display {
     marks: Vec<(u32, u32)>,
     /// ANSI escape sequences removed.
     pub ansi_stripped: u32,
+    /// Input characters `a..b` masked as one marker: a prefix never ends
+    /// inside one.
+    atoms: Vec<(u32, u32)>,
 }
 
 impl Display {
@@ -39,7 +50,12 @@ impl Display {
     pub fn prefix(&self, max: usize) -> (&str, usize, usize) {
         // Last mark whose display position is <= max.
         let k = self.marks.partition_point(|m| (m.1 as usize) <= max);
-        let k = k.saturating_sub(1);
+        let mut k = k.saturating_sub(1);
+        // Inside a masked span the marks all point at its marker's start:
+        // the span is cut whole, so it counts as not shown.
+        if let Some(&(a, _)) = self.atoms.iter().find(|&&(a, b)| (a as usize) < k && k < b as usize) {
+            k = a as usize;
+        }
         let (off, disp) = self.marks.get(k).copied().unwrap_or((0, 0));
         (&self.text[..off as usize], k, disp as usize)
     }
@@ -80,7 +96,7 @@ impl Display {
     }
 }
 
-/// Decodes `raw` lossily and sanitises it for display.
+/// Decodes `raw` lossily and sanitises it for display (credentials masked).
 pub fn display(raw: &[u8]) -> Display {
     let decoded = String::from_utf8_lossy(raw);
     display_str(&decoded)
@@ -89,8 +105,17 @@ pub fn display(raw: &[u8]) -> Display {
 /// Sanitises already-decoded text for display.
 pub fn display_str(s: &str) -> Display {
     let chars: Vec<char> = s.chars().collect();
-    let mut d =
-        Display { text: String::with_capacity(s.len()), marks: Vec::with_capacity(chars.len() + 1), ansi_stripped: 0 };
+    let mut d = Display {
+        text: String::with_capacity(s.len()),
+        marks: Vec::with_capacity(chars.len() + 1),
+        ansi_stripped: 0,
+        atoms: Vec::new(),
+    };
+    // What credentials are looked for in: the input without its escape
+    // sequences, each control character a space (so `\rghp_…` or a
+    // colour code around a token still has a word boundary), with the
+    // input character each of its characters came from.
+    let mut plain = Plain::default();
     let mut shown: u32 = 0;
     let mut i = 0;
     while i < chars.len() {
@@ -105,10 +130,131 @@ pub fn display_str(s: &str) -> Display {
         }
         d.marks.push((d.text.len() as u32, shown));
         shown += push_char(&mut d.text, chars[i]);
+        plain.push(chars[i], i);
         i += 1;
     }
     d.marks.push((d.text.len() as u32, shown));
+    plain.at.push((plain.text.len() as u32, chars.len() as u32));
+    mask(&mut d, &plain);
     d
+}
+
+/// Appends to `out` the text credentials are looked for in when `raw` is
+/// displayed (lossy, escape sequences removed, controls as spaces): what
+/// finds nothing in many lines joined by `\n` finds nothing in any of
+/// them alone, so one search over all of a printer's candidates can tell
+/// that nothing needs counting.
+pub fn plain_into(raw: &[u8], out: &mut String) {
+    // Printable ASCII (most lines) is its own plain text.
+    if raw.iter().all(|&b| (0x20..0x7f).contains(&b) || b == b'\t') {
+        out.push_str(std::str::from_utf8(raw).unwrap_or_default());
+        return;
+    }
+    let decoded = String::from_utf8_lossy(raw);
+    let chars: Vec<char> = decoded.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let len = escape_sequence_len(&chars[i..]);
+        if len > 0 {
+            i += len;
+            continue;
+        }
+        let c = chars[i];
+        out.push(if c != '\t' && is_unsafe_char(c) { ' ' } else { c });
+        i += 1;
+    }
+}
+
+/// The text credentials are matched in (see `display_str`).
+#[derive(Default)]
+struct Plain {
+    text: String,
+    /// Per character of `text`: (its byte offset, its input character),
+    /// and one more entry closing the last.
+    at: Vec<(u32, u32)>,
+}
+
+impl Plain {
+    fn push(&mut self, c: char, input: usize) {
+        self.at.push((self.text.len() as u32, input as u32));
+        self.text.push(if c != '\t' && is_unsafe_char(c) { ' ' } else { c });
+    }
+
+    /// Input characters `a..b` covered by bytes `start..end` of the text.
+    fn input_range(&self, start: usize, end: usize) -> (usize, usize) {
+        let first = self.at.partition_point(|m| m.0 as usize <= start).saturating_sub(1);
+        // The last character starting before `end`, plus one.
+        let last = self.at.partition_point(|m| (m.0 as usize) < end).saturating_sub(1);
+        let a = self.at[first].1 as usize;
+        let b = if last + 1 < self.at.len() { self.at[last].1 as usize + 1 } else { a };
+        (a, b.max(a))
+    }
+}
+
+/// Masks the credentials in a display (see `text::secrets`): each span
+/// found in the plain text becomes its marker in place of the display of
+/// the input characters it covers, and the marks of those characters all
+/// point at the marker's start. When the masker fails, the whole line is
+/// withheld: nothing of it is shown.
+fn mask(d: &mut Display, plain: &Plain) {
+    let spans = match secrets::spans(plain.text.as_bytes()) {
+        Ok(s) if s.is_empty() => return,
+        Ok(s) => s,
+        Err(secrets::MaskFailed) => {
+            let n = d.marks.len();
+            d.text = secrets::withheld(d.chars() as u64);
+            let end = (d.text.len() as u32, d.text.chars().count() as u32);
+            d.marks = (0..n).map(|i| if i + 1 == n { end } else { (0, 0) }).collect();
+            d.atoms = vec![(0, n.saturating_sub(1) as u32)];
+            return;
+        }
+    };
+    let masker = secrets::global();
+    // Each span as input characters a..b, with its replacement.
+    let mut parts: Vec<(usize, usize, String)> = Vec::with_capacity(spans.len());
+    for sp in &spans {
+        let (a, b) = plain.input_range(sp.start, sp.end);
+        if b <= a || parts.last().is_some_and(|p| a < p.1) {
+            continue;
+        }
+        parts.push((a, b, masker.replacement(plain.text.as_bytes(), sp)));
+    }
+    let old = std::mem::take(&mut d.text);
+    let mut text = String::with_capacity(old.len());
+    let mut marks = Vec::with_capacity(d.marks.len());
+    let mut atoms = Vec::with_capacity(parts.len());
+    let (mut db, mut dc): (i64, i64) = (0, 0);
+    let mut copied = 0;
+    let mut i = 0;
+    for (a, b, rep) in parts {
+        while i < a {
+            let (off, disp) = d.marks[i];
+            marks.push(((off as i64 + db) as u32, (disp as i64 + dc) as u32));
+            i += 1;
+        }
+        let (start, start_disp) = d.marks[a];
+        let (end, end_disp) = d.marks[b];
+        text.push_str(&old[copied..start as usize]);
+        let at = ((start as i64 + db) as u32, (start_disp as i64 + dc) as u32);
+        text.push_str(&rep);
+        copied = end as usize;
+        while i < b {
+            marks.push(at);
+            i += 1;
+        }
+        atoms.push((a as u32, b as u32));
+        db += rep.len() as i64 - (end - start) as i64;
+        dc += rep.chars().count() as i64 - (end_disp - start_disp) as i64;
+    }
+    while i < d.marks.len() {
+        let (off, disp) = d.marks[i];
+        marks.push(((off as i64 + db) as u32, (disp as i64 + dc) as u32));
+        i += 1;
+    }
+    text.push_str(&old[copied..]);
+    d.text = text;
+    d.marks = marks;
+    d.atoms = atoms;
 }
 
 /// Display chars of `s` once sanitised, without building it.
@@ -308,5 +454,58 @@ mod tests {
         assert_eq!((s, n, w), ("\\x01δε", 3, 6));
         let (s, n, w) = d.suffix(5);
         assert_eq!((s, n, w), ("δε", 2, 2));
+    }
+
+    #[test]
+    fn credentials_are_masked_atomically_and_marks_stay_in_step() {
+        use crate::text::secrets::samples::credentials;
+        for c in credentials(5) {
+            let raw = format!("\x1b[1m{}\x07 end", c.line);
+            let d = display(raw.as_bytes());
+            assert!(!d.text.contains(&c.secret), "{}: {}", c.rule, d.text);
+            assert_eq!(d.chars(), d.text.chars().count(), "{}", c.rule);
+            assert_eq!(d.input_chars(), raw.chars().count());
+            let marker_at = d.text.find("…[masked ").unwrap();
+            let marker_end = marker_at + d.text[marker_at..].find(" chars]").unwrap() + " chars]".len();
+            for k in 0..=d.chars() {
+                let (p, used, shown) = d.prefix(k);
+                assert!(shown <= k && p.chars().count() == shown);
+                // Never a part of a marker: all of it or none.
+                assert!(p.len() <= marker_at || p.len() >= marker_end, "{}: prefix({k}) = {p}", c.rule);
+                assert!(used <= d.input_chars());
+                let (s, _, shown) = d.suffix(k);
+                assert!(shown <= k && d.text.ends_with(s));
+                let from = d.text.len() - s.len();
+                assert!(from <= marker_at || from >= marker_end, "{}: suffix({k}) = {s}", c.rule);
+            }
+        }
+    }
+
+    #[test]
+    fn escapes_and_colour_codes_around_a_token_do_not_hide_it() {
+        let c = crate::text::secrets::samples::credentials(3).into_iter().find(|c| c.rule == "github-token").unwrap();
+        for raw in [
+            format!("\r{}", c.secret),
+            format!("\x07{}\x07", c.secret),
+            format!("\x1b[1;31m{}\x1b[0m", c.secret),
+            format!("a\u{202e}{}", c.secret),
+            format!("\x00{}", c.secret),
+        ] {
+            let d = display(raw.as_bytes());
+            assert!(!d.text.contains(&c.secret[4..]), "{raw:?} shows {}", d.text);
+            assert!(d.text.contains("ghp_…[masked github-token, 40 chars]"), "{}", d.text);
+            assert_eq!(d.chars(), d.text.chars().count());
+        }
+    }
+
+    #[test]
+    fn a_prefix_that_stops_before_a_secret_counts_it_as_cut() {
+        let c = crate::text::secrets::samples::credentials(2).into_iter().find(|c| c.rule == "github-token").unwrap();
+        let d = display(c.secret.as_bytes());
+        assert_eq!(d.text, "ghp_…[masked github-token, 40 chars]");
+        let (p, used, shown) = d.prefix(10);
+        assert_eq!((p, used, shown), ("", 0, 0));
+        let (p, used, _) = d.prefix(100);
+        assert_eq!((p, used), (d.text.as_str(), 40));
     }
 }

@@ -19,6 +19,7 @@ mod json;
 mod layers;
 mod pack;
 mod props;
+mod secrets;
 mod settings;
 mod shell;
 mod snapshot;

@@ -25,6 +25,8 @@ pub fn main() -> ExitCode {
     if reads_settings(&cli) {
         config.warn(&cli);
     }
+    // Process-wide: every printer masks through `text::secrets`.
+    outbox::text::secrets::set_enabled(cli.envelope.mask == crate::cli::MaskArg::On);
     if matches!(cli.command, Some(Command::Config)) {
         // Values come from the file and the environment: made safe.
         return print(&outbox::text::stderr::safe(&config.report(&cli)));

@@ -362,6 +362,33 @@ pub struct EnvelopeArgs {
     /// No line is a signal (families still detect and give verdicts).
     #[arg(long, conflicts_with_all = ["signal", "signal_add"])]
     pub no_signal: bool,
+
+    /// Credentials in what is printed (envelope, passthrough, JSON samples,
+    /// the command in the header): `on` masks them by the rules in
+    /// secrets/*.toml and $XDG_CONFIG_HOME/outbox/secrets/*.toml
+    /// (`ghp_…[masked github-token, 40 chars]`, counted in the header's
+    /// "secrets_masked"); `off` prints them as they are, and the header says
+    /// "secrets_masked": "off". The stored copy always keeps the exact bytes.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = MaskArg::On)]
+    pub mask: MaskArg,
+}
+
+/// `--mask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MaskArg {
+    /// Mask credentials (the default).
+    On,
+    /// Print credentials as they are.
+    Off,
+}
+
+/// A configuration or environment value of `mask`: on/off, true/false.
+pub fn parse_mask(s: &str) -> Result<MaskArg, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(MaskArg::On),
+        "off" | "false" | "no" | "0" => Ok(MaskArg::Off),
+        _ => Err(format!("'{s}' is not on or off (true or false)")),
+    }
 }
 
 pub fn parse_budget(s: &str) -> Result<usize, String> {
@@ -521,6 +548,12 @@ pub struct ShowArgs {
     /// only lines in that range are searched.
     #[arg(long, value_name = "REGEX", value_parser = parse_grep)]
     pub grep: Option<regex::bytes::Regex>,
+
+    /// Print the stored bytes exactly, credentials included (without it,
+    /// credentials are masked as the envelope masks them). Says so on
+    /// stderr.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// `outbox ls` options.
@@ -788,7 +821,7 @@ impl EnvelopeArgs {
 
 impl From<ShowArgs> for ShowOptions {
     fn from(a: ShowArgs) -> ShowOptions {
-        ShowOptions { id: a.id, lines: a.lines, grep: a.grep }
+        ShowOptions { id: a.id, lines: a.lines, grep: a.grep, raw: a.raw }
     }
 }
 

@@ -24,6 +24,7 @@
 //! head_budget = 1000     # --head-budget
 //! signal = "(?i)oops"    # --signal
 //! commands = "default,-ls,make"   # what `outbox init` and `outbox hook` wrap
+//! mask = false           # --mask off: print credentials as they are
 //! ```
 
 use std::ffi::OsString;
@@ -52,6 +53,7 @@ const SETTINGS: &[Setting] = &[
     Setting { key: "harness", arg: "harness", env: Some("OUTBOX_HARNESS") },
     Setting { key: "boundary", arg: "boundary", env: Some("OUTBOX_BOUNDARY") },
     Setting { key: "commands", arg: "commands", env: None },
+    Setting { key: "mask", arg: "mask", env: Some("OUTBOX_MASK") },
 ];
 
 /// Largest configuration file read (a real one is a few hundred bytes).
@@ -107,6 +109,7 @@ enum Parsed {
     Harness(HarnessArg),
     Boundary(u64),
     Commands(String),
+    Mask(cli::MaskArg),
 }
 
 /// Where the configuration file is looked for.
@@ -167,6 +170,7 @@ impl Config {
             match value {
                 toml::Value::String(s) => config.values.push((setting.key, s.clone())),
                 toml::Value::Integer(n) => config.values.push((setting.key, n.to_string())),
+                toml::Value::Boolean(b) if setting.key == "mask" => config.values.push((setting.key, b.to_string())),
                 other => config.problems.push(Problem {
                     place: place.clone(),
                     key: Some(setting.key),
@@ -359,6 +363,7 @@ fn parse(key: &str, v: &str) -> Result<Parsed, String> {
             crate::integrate::shell::parse_commands(v)?;
             Parsed::Commands(v.to_string())
         }
+        "mask" => Parsed::Mask(cli::parse_mask(v)?),
         _ => return Err(format!("unknown setting '{key}'")),
     })
 }
@@ -373,6 +378,7 @@ fn assign(cli: &mut Cli, matches: &ArgMatches, p: Parsed) {
         Parsed::Signal(r) => e.signal = Some(r),
         Parsed::Harness(h) => e.harness = Some(h),
         Parsed::Boundary(b) => e.boundary = Some(b),
+        Parsed::Mask(m) => e.mask = m,
         Parsed::Commands(v) => match &mut cli.command {
             Some(Command::Init(a)) if sub_defaulted(matches, "init") => a.commands = v,
             Some(Command::Hook(a)) if sub_defaulted(matches, "hook") => a.commands = v,
@@ -403,6 +409,7 @@ fn effective(cli: &Cli, key: &str) -> Option<String> {
             Some(Command::Hook(a)) => a.commands.clone(),
             _ => "default".to_string(),
         }),
+        "mask" => Some(if e.mask == cli::MaskArg::On { "on" } else { "off" }.to_string()),
         _ => None,
     }
 }
