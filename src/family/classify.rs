@@ -80,6 +80,9 @@ pub struct LineClass {
     pub block: usize,
     /// Matched by a family's own pattern (not only a generic one).
     pub specific: bool,
+    /// The pattern named the line's kind (`(?P<kind>…)` took part in the
+    /// match): the code is in [`Tally::kind`] until the next line.
+    pub kind: bool,
 }
 
 /// Verdict fields, in the order they are printed.
@@ -116,6 +119,9 @@ enum Role {
 }
 
 struct Pat {
+    /// The pattern names its line's kind: a `kind` group (see
+    /// [`Classifier::classify`]).
+    kind: bool,
     /// None for the user's own patterns.
     family: Option<usize>,
     role: Role,
@@ -251,8 +257,9 @@ impl Classifier {
             if family.is_none() {
                 build(&format!("(?mR){src}")).map_err(|e| e.to_string())?;
             }
+            let kind = matches!(role, Role::Signal(..)) && names_kind(&src);
             sources.push(src.clone());
-            pats.push(Pat { family, role, source: src, re: std::sync::OnceLock::new() });
+            pats.push(Pat { kind, family, role, source: src, re: std::sync::OnceLock::new() });
             Ok::<(), String>(())
         };
         for (i, f) in specs.iter().enumerate() {
@@ -378,6 +385,7 @@ impl Classifier {
                 ids: Vec::new(),
                 success: Vec::new(),
                 signals: Vec::new(),
+                kind: Vec::new(),
             },
         }
     }
@@ -404,7 +412,7 @@ impl Classifier {
                 .build_many(&self.set_sources)
                 .expect("every pattern compiled in the prefilter")
         });
-        let Scratch { matched, ids, success, signals } = &mut tally.scratch;
+        let Scratch { matched, ids, success, signals, .. } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
         if matched.is_empty() {
@@ -439,10 +447,12 @@ impl Classifier {
                 Role::Detect => {}
             }
         }
-        let mut best: Option<(Severity, usize, bool)> = None;
+        // The most severe signal wins; then a family's own pattern over a
+        // generic one; then one that names the line's kind.
+        let mut best: Option<(Severity, bool, bool, usize)> = None;
         for &i in signals.iter() {
             let p = &self.pats[i];
-            let Role::Signal(sev, block) = p.role else { continue };
+            let Role::Signal(sev, _) = p.role else { continue };
             // A success span (`0 failed`) cancels the signal matches that
             // overlap it.
             // (Without success spans the set's match is the answer.)
@@ -452,15 +462,16 @@ impl Classifier {
                 continue;
             }
             let specific = p.family.is_some_and(|f| !self.families[f].generic);
-            let better = match best {
-                None => true,
-                Some((bs, _, bspec)) => sev > bs || (sev == bs && specific && !bspec),
-            };
-            if better {
-                best = Some((sev, block, specific));
+            let rank = (sev, specific, p.kind, i);
+            if best.is_none_or(|b| (rank.0, rank.1, rank.2) > (b.0, b.1, b.2)) {
+                best = Some(rank);
             }
         }
-        best.map(|(severity, block, specific)| LineClass { severity, block, specific })
+        let (severity, specific, _, i) = best?;
+        let p = &self.pats[i];
+        let Role::Signal(_, block) = p.role else { unreachable!("only signals are ranked") };
+        let kind = p.kind && tally.scratch.capture_kind(p.re(), line);
+        Some(LineClass { severity, block, specific, kind })
     }
 
     /// The location (`file:line[:col]`) in `texts` (the signal line, then
@@ -545,6 +556,12 @@ impl Classifier {
         };
         Some(Verdict { family: self.families[f].name.clone(), status, counts, lines: acc.lines, from_signals: false })
     }
+}
+
+/// Whether a pattern names its line's kind: it has a group `(?P<kind>…)`
+/// (or `(?<kind>…)`).
+fn names_kind(src: &str) -> bool {
+    src.contains("(?P<kind>") || src.contains("(?<kind>")
 }
 
 /// `src` with its named groups made non-capturing: names repeat across
@@ -685,9 +702,28 @@ struct Scratch {
     ids: Vec<usize>,
     success: Vec<(usize, usize)>,
     signals: Vec<usize>,
+    /// The kind the last signal line's pattern named.
+    kind: Vec<u8>,
+}
+
+impl Scratch {
+    /// Runs `re` for its `kind` group on `line`; true (and the code kept
+    /// in `kind`) when the group took part in the match.
+    fn capture_kind(&mut self, re: &Regex, line: &[u8]) -> bool {
+        self.kind.clear();
+        let Some(m) = re.captures(line).and_then(|c| c.name("kind")) else { return false };
+        self.kind.extend_from_slice(m.as_bytes());
+        !self.kind.is_empty()
+    }
 }
 
 impl Tally {
+    /// The code the last signal line's pattern captured as its kind (when
+    /// its class says `kind`).
+    pub fn kind(&self) -> &[u8] {
+        &self.scratch.kind
+    }
+
     pub fn evidence(&self, f: usize) -> u64 {
         self.evidence[f]
     }

@@ -176,6 +176,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
     fn observe_history(&self, sc: &Scanned, ingest: &Ingest, facts: &mut RunFacts) -> Option<history::Observation> {
         let store = self.store.as_ref().ok()?;
         ingest.spill.temp.as_ref()?;
+        let kinds: Vec<u64> = sc.signals.kinds_seen().map(|k| k.0).collect();
         let run = history::RunFigures {
             label: &self.label,
             command: facts.command.as_ref(),
@@ -185,7 +186,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             signals: sc.signals.hits(),
             errors: sc.signals.count(crate::family::Severity::Error),
             warnings: sc.signals.count(crate::family::Severity::Warning),
-            shapes: sc.signals.shapes(),
+            shapes: &kinds,
             id: &facts.id,
             digest: &store::digest_hex(&ingest.spill.digest),
             complete: facts.interrupted.is_none() && ingest.read_error.is_none(),

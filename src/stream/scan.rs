@@ -21,7 +21,7 @@ use crate::family::{Classifier, Severity, Tally};
 use crate::stream::block::OpenBlock;
 use crate::stream::gap::GapInventory;
 use crate::stream::line::{LineBody, StoredLine};
-use crate::stream::signal::SignalKeeper;
+use crate::stream::signal::{Kind, SignalKeeper};
 use crate::stream::tail::{strip_cr, TailRing};
 use crate::text::utf8::CharCounter;
 
@@ -120,6 +120,8 @@ pub struct Scanner {
     /// Family knowledge, when the run uses it: which matching lines are
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
+    /// The code the latest signal line's family captured as its kind.
+    kind_code: Vec<u8>,
     finished: bool,
 }
 
@@ -181,6 +183,7 @@ impl Scanner {
             literal: None,
             candidates: Vec::new(),
             families: None,
+            kind_code: Vec::new(),
             finished: false,
             cfg,
         }
@@ -510,8 +513,20 @@ impl Scanner {
             if let Some(open) = fam.block.as_ref().filter(|b| b.class.specific && !class.specific) {
                 class.block = open.class.block;
             }
+            // The kind: the code the pattern captured, else the template.
+            self.kind_code.clear();
+            let kind_key = if class.kind {
+                self.kind_code.extend_from_slice(fam.tally.kind());
+                None
+            } else {
+                Some(Kind::template(head).key)
+            };
             self.close_block();
-            self.signals.offer_with(lineno, body, class.severity);
+            let kind = match kind_key {
+                Some(key) => Kind { key, code: None },
+                None => Kind::code(&self.kind_code),
+            };
+            self.signals.offer_with(lineno, body, class.severity, kind);
             let fam = self.families.as_mut().expect("families");
             if class.severity == Severity::Error {
                 fam.tally.note_error(lineno);

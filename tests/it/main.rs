@@ -13,6 +13,7 @@ mod fuzz_regressions;
 mod history;
 mod hook;
 mod json;
+mod kinds;
 mod layers;
 mod pack;
 mod props;
