@@ -17,6 +17,7 @@ mod kinds;
 mod layers;
 mod pack;
 mod props;
+mod settings;
 mod shell;
 mod snapshot;
 mod store;
