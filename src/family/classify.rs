@@ -73,7 +73,7 @@ pub struct BlockRule {
 }
 
 /// What a signal line is.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineClass {
     pub severity: Severity,
     /// Index of its block rule ([`Classifier::block_rule`]).
@@ -83,6 +83,9 @@ pub struct LineClass {
     /// The pattern named the line's kind (`(?P<kind>…)` took part in the
     /// match): the code is in [`Tally::kind`] until the next line.
     pub kind: bool,
+    /// The key of the line's template (`text::template::key`, colour codes
+    /// removed): its kind when it has no code.
+    pub template: u64,
 }
 
 /// Verdict fields, in the order they are printed.
@@ -182,6 +185,8 @@ pub struct Classifier {
     /// it per line took 3% of a scan with one signal line in ten).
     set: std::sync::OnceLock<meta::Regex>,
     set_sources: Vec<String>,
+    /// What the classification cache must recheck (see `family::cache`).
+    plan: std::sync::OnceLock<CachePlan>,
     pats: Vec<Pat>,
     families: Vec<FamilyRt>,
     blocks: Vec<BlockRule>,
@@ -343,6 +348,7 @@ impl Classifier {
             literal,
             set: std::sync::OnceLock::new(),
             set_sources,
+            plan: std::sync::OnceLock::new(),
             pats,
             families,
             blocks,
@@ -380,6 +386,8 @@ impl Classifier {
             seen_on: vec![0; self.families.len()],
             verdicts: vec![VerdictAcc::default(); self.families.len()],
             last_error: 0,
+            cache: Cache::default(),
+            caching: true,
             scratch: Scratch {
                 matched: PatternSet::new(self.pats.len()),
                 ids: Vec::new(),
@@ -392,12 +400,88 @@ impl Classifier {
 
     /// What a line (that matched the prefilter) is: records its evidence
     /// and verdicts in `tally`, and returns its class when it is a signal.
+    /// A line whose mask was classified before is answered from the
+    /// tally's cache where no pattern can tell the two apart (see
+    /// `family::cache`); every count is still made per line.
     pub fn classify(&self, lineno: u64, line: &[u8], tally: &mut Tally) -> Option<LineClass> {
         // Colour codes would hide `error:` from patterns written for plain
         // text: lines with an escape reach here through the prefilter's
-        // `\x1b[` branch and are classified without them.
+        // `\x1b[` branch and are classified without them (and uncached).
         let plain = strip_ansi(line);
-        let line = &plain[..];
+        if !tally.caching || matches!(plain, std::borrow::Cow::Owned(_)) {
+            return self.classify_whole(lineno, &plain, tally, None);
+        }
+        let key = crate::text::template::mask_key(line);
+        let plan = self.plan();
+        if let Some(e) = tally.cache.get(key) {
+            let agrees = e.recheck().iter().enumerate().all(|(j, &p)| {
+                let matched = e.recheck_matched & (1 << j) != 0;
+                self.pats[p as usize].re().is_match(line) == matched
+            });
+            if agrees {
+                tally.cache.hits += 1;
+                return self.replay(&e, lineno, line, tally);
+            }
+        }
+        tally.cache.misses += 1;
+        let mut entry = Entry { key, ..Entry::default() };
+        let class = self.classify_whole(lineno, line, tally, Some((&mut entry, plan)));
+        if entry.cacheable {
+            tally.cache.put(entry);
+        }
+        class
+    }
+
+    /// Which patterns can tell lines of one mask apart, and their
+    /// digit-free pieces (built with the first line classified).
+    fn plan(&self) -> &CachePlan {
+        self.plan.get_or_init(|| {
+            let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
+            let mut unsafe_pats = Vec::new();
+            for (i, src) in self.set_sources.iter().enumerate() {
+                let hir = parser().parse(src).ok();
+                if hir.as_ref().is_some_and(super::cache::invariant) {
+                    continue;
+                }
+                unsafe_pats.push((i, hir.as_ref().and_then(super::cache::pieces)));
+            }
+            CachePlan { unsafe_pats }
+        })
+    }
+
+    /// A cached classification applied to a line of its mask: the per-line
+    /// counts (family evidence, verdict captures) and the kind's code are
+    /// made on the line itself.
+    fn replay(&self, e: &Entry, lineno: u64, line: &[u8], tally: &mut Tally) -> Option<LineClass> {
+        for &f in e.evidence() {
+            let f = f as usize;
+            if tally.seen_on[f] != lineno + 1 {
+                tally.seen_on[f] = lineno + 1;
+                tally.evidence[f] += 1;
+            }
+        }
+        for &i in e.verdicts() {
+            let p = &self.pats[i as usize];
+            if let (Role::Verdict(k), Some(f), Some(caps)) = (&p.role, p.family, p.re().captures(line)) {
+                tally.verdicts[f].add(&self.families[f].verdicts[*k], &caps, lineno);
+            }
+        }
+        let mut class = e.class?;
+        if let Some(k) = e.kind_pat {
+            class.kind = tally.scratch.capture_kind(self.pats[k as usize].re(), line);
+        }
+        Some(class)
+    }
+
+    /// The classification of a line from all the patterns. With `record`,
+    /// also what a cache entry needs to answer the next line of its mask.
+    fn classify_whole(
+        &self,
+        lineno: u64,
+        line: &[u8],
+        tally: &mut Tally,
+        mut record: Option<(&mut Entry, &CachePlan)>,
+    ) -> Option<LineClass> {
         let set = self.set.get_or_init(|| {
             meta::Builder::new()
                 .configure(
@@ -415,6 +499,20 @@ impl Classifier {
         let Scratch { matched, ids, success, signals, .. } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
+        if let Some((entry, plan)) = record.as_mut() {
+            // The patterns that could match another line of this mask
+            // otherwise, with what they did on this one.
+            entry.cacheable = true;
+            for (i, pieces) in &plan.unsafe_pats {
+                if pieces.as_ref().is_none_or(|p| super::cache::holds_piece(p, line)) {
+                    let at = entry.recheck_len as usize;
+                    entry.cacheable &= push_small(&mut entry.recheck, &mut entry.recheck_len, *i);
+                    if matched.contains(regex_automata::PatternID::new_unchecked(*i)) && at < 32 {
+                        entry.recheck_matched |= 1 << at;
+                    }
+                }
+            }
+        }
         if matched.is_empty() {
             return None;
         }
@@ -431,15 +529,32 @@ impl Classifier {
             // signal patterns (`warning:`) can be printed by anything.
             let evidence = matches!(p.role, Role::Detect | Role::Verdict(_));
             if let Some(f) = p.family.filter(|_| evidence) {
-                if !self.families[f].generic && tally.seen_on[f] != lineno + 1 {
-                    tally.seen_on[f] = lineno + 1;
-                    tally.evidence[f] += 1;
+                if !self.families[f].generic {
+                    if let Some((e, _)) = record.as_mut() {
+                        if !e.evidence().contains(&(f as u16)) {
+                            e.cacheable &= push_small(&mut e.evidence, &mut e.evidence_len, f);
+                        }
+                    }
+                    if tally.seen_on[f] != lineno + 1 {
+                        tally.seen_on[f] = lineno + 1;
+                        tally.evidence[f] += 1;
+                    }
                 }
             }
             match p.role {
                 Role::Signal(..) => signals.push(i),
-                Role::Success => success.extend(p.re().find_iter(line).map(|m| (m.start(), m.end()))),
+                Role::Success => {
+                    // Where a success span lies decides which signals it
+                    // cancels: such a line is classified whole every time.
+                    if let Some((e, _)) = record.as_mut() {
+                        e.cacheable = false;
+                    }
+                    success.extend(p.re().find_iter(line).map(|m| (m.start(), m.end())))
+                }
                 Role::Verdict(k) => {
+                    if let Some((e, _)) = record.as_mut() {
+                        e.cacheable &= push_small(&mut e.verdicts, &mut e.verdicts_len, i);
+                    }
                     if let (Some(f), Some(caps)) = (p.family, p.re().captures(line)) {
                         tally.verdicts[f].add(&self.families[f].verdicts[k], &caps, lineno);
                     }
@@ -470,8 +585,14 @@ impl Classifier {
         let (severity, specific, _, i) = best?;
         let p = &self.pats[i];
         let Role::Signal(_, block) = p.role else { unreachable!("only signals are ranked") };
+        let template = crate::text::template::key(line);
+        let class = LineClass { severity, block, specific, kind: false, template };
+        if let Some((e, _)) = record.as_mut() {
+            e.class = Some(class);
+            e.kind_pat = p.kind.then_some(i as u16);
+        }
         let kind = p.kind && tally.scratch.capture_kind(p.re(), line);
-        Some(LineClass { severity, block, specific, kind })
+        Some(LineClass { kind, ..class })
     }
 
     /// The location (`file:line[:col]`) in `texts` (the signal line, then
@@ -526,6 +647,11 @@ impl Classifier {
                 best.map(|(_, i)| i)
             }
         }
+    }
+
+    /// Families the engine knows (active or not).
+    pub fn family_count(&self) -> usize {
+        self.families.len()
     }
 
     pub fn family_name(&self, i: usize) -> &str {
@@ -692,6 +818,9 @@ pub struct Tally {
     /// Line number of the last error line.
     last_error: u64,
     scratch: Scratch,
+    /// Classifications by mask (see `family::cache`).
+    cache: Cache,
+    caching: bool,
 }
 
 /// Buffers `classify` reuses from line to line.
@@ -718,6 +847,18 @@ impl Scratch {
 }
 
 impl Tally {
+    /// Turns the classification cache on (the default) or off: a run is
+    /// classified alike either way (the property tests and the fuzz
+    /// target compare them).
+    pub fn set_caching(&mut self, on: bool) {
+        self.caching = on;
+    }
+
+    /// Lines answered from the cache, and lines classified whole.
+    pub fn cache_counts(&self) -> (u64, u64) {
+        (self.cache.hits, self.cache.misses)
+    }
+
     /// The code the last signal line's pattern captured as its kind (when
     /// its class says `kind`).
     pub fn kind(&self) -> &[u8] {
@@ -778,4 +919,87 @@ pub struct Verdict {
     pub lines: u64,
     /// No verdict line: the status and counts come from the error lines.
     pub from_signals: bool,
+}
+
+/// The patterns the cache must not trust (see `family::cache`): each with
+/// its digit-free pieces (None: any line may match it).
+struct CachePlan {
+    unsafe_pats: Vec<(usize, Option<super::cache::Pieces>)>,
+}
+
+/// Indices an entry keeps inline, per list; an entry that needs more is
+/// not kept.
+const SMALL: usize = 8;
+
+/// What the cache knows about one mask.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    key: u64,
+    /// Built whole (no list overflowed, no success span).
+    cacheable: bool,
+    /// The class (its `kind` is found per line).
+    class: Option<LineClass>,
+    /// The pattern whose `kind` group names the kind.
+    kind_pat: Option<u16>,
+    /// Families this mask gives evidence for.
+    evidence: [u16; SMALL],
+    evidence_len: u8,
+    /// Verdict patterns it matched (read per line for their counts).
+    verdicts: [u16; SMALL],
+    verdicts_len: u8,
+    /// Patterns to run again on each line, and which of them matched.
+    recheck: [u16; SMALL],
+    recheck_len: u8,
+    recheck_matched: u32,
+}
+
+impl Entry {
+    fn evidence(&self) -> &[u16] {
+        &self.evidence[..self.evidence_len as usize]
+    }
+    fn verdicts(&self) -> &[u16] {
+        &self.verdicts[..self.verdicts_len as usize]
+    }
+    fn recheck(&self) -> &[u16] {
+        &self.recheck[..self.recheck_len as usize]
+    }
+}
+
+/// Pushes `v` on an inline list; false when it is full.
+fn push_small(list: &mut [u16; SMALL], len: &mut u8, v: usize) -> bool {
+    if (*len as usize) < SMALL && v <= u16::MAX as usize {
+        list[*len as usize] = v as u16;
+        *len += 1;
+        true
+    } else {
+        false
+    }
+}
+
+/// Entries the cache holds: a fixed table, one entry per slot, the newest
+/// taking its slot.
+const SLOTS: usize = 4096;
+
+#[derive(Debug, Clone, Default)]
+struct Cache {
+    slots: Vec<Entry>,
+    hits: u64,
+    misses: u64,
+}
+
+impl Cache {
+    fn slot(key: u64) -> usize {
+        (key ^ (key >> 32)) as usize & (SLOTS - 1)
+    }
+
+    fn get(&self, key: u64) -> Option<Entry> {
+        self.slots.get(Self::slot(key)).filter(|e| e.cacheable && e.key == key).copied()
+    }
+
+    fn put(&mut self, e: Entry) {
+        if self.slots.is_empty() {
+            self.slots = vec![Entry::default(); SLOTS];
+        }
+        self.slots[Self::slot(e.key)] = e;
+    }
 }

@@ -652,13 +652,19 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
         order.sort_by_key(|k| !new_shapes.contains(&k.kind));
     }
     let mut grouped = std::collections::HashSet::new();
+    let mut marked = std::collections::HashSet::new();
     for k in order {
         let line = &k.line;
         let sh = k.kind;
         let group = sc.signals.group(sh).filter(|g| g.count > 1 && !grouped.contains(&sh));
         let prefix = format!("{}: ", line.lineno);
         let Some((text, chars, ansi)) = fit_or_shorten(line.body(), SIGNAL_LINE_CHARS, false) else { continue };
-        let note = group.map(group_note).unwrap_or_default();
+        let mut note = group.map(group_note).unwrap_or_default();
+        // A kind the previous run of this command did not have is marked
+        // on its first listed line.
+        if new_shapes.contains(&sh) && !marked.contains(&sh) {
+            note.push_str(" [new]");
+        }
         let cost = prefix.len() + chars + note.chars().count() + 1;
         if s.used + cost > room {
             continue;
@@ -668,6 +674,7 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
         if group.is_some() {
             grouped.insert(sh);
         }
+        marked.insert(sh);
         s.shapes.push((line.lineno, sh, group.is_some()));
         placed.push(Placed { kept: k, text, chars, ansi, prefix, note, block: Vec::new() });
     }

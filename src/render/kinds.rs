@@ -17,10 +17,17 @@ const TEMPLATE_CHARS: usize = 48;
 /// The kind's label, made safe to print: its code, or its template in
 /// double quotes, shortened at the end to `max` characters.
 pub fn label(g: &Group, max: usize) -> String {
-    let text = display(&g.name()).text;
-    match g.code {
-        Some(_) => cut_end(&text, max.min(CODE_CHARS)),
-        None => format!("\"{}\"", cut_end(&text, max.min(TEMPLATE_CHARS))),
+    label_of(&g.name(), g.code.is_some(), max)
+}
+
+/// A kind's label from its raw name: a code as it is, a template in
+/// quotes, shortened at the end to `max` characters (the quotes aside).
+pub fn label_of(name: &[u8], code: bool, max: usize) -> String {
+    let text = display(name).text;
+    if code {
+        cut_end(&text, max.min(CODE_CHARS))
+    } else {
+        format!("\"{}\"", cut_end(&text, max.min(TEMPLATE_CHARS)))
     }
 }
 

@@ -133,6 +133,8 @@ struct Families {
     classifier: Arc<Classifier>,
     tally: Tally,
     block: Option<OpenBlock>,
+    /// The last closed block, whose buffers the next one reuses.
+    spare: Option<OpenBlock>,
     first_error_location: Option<(u64, String)>,
 }
 
@@ -197,7 +199,15 @@ impl Scanner {
         self.signal = classifier.prefilter_shared();
         self.literal = classifier.literal_prefilter().map(|l| Arc::new(l.clone()));
         let tally = classifier.tally();
-        self.families = Some(Families { classifier, tally, block: None, first_error_location: None });
+        self.families = Some(Families { classifier, tally, block: None, spare: None, first_error_location: None });
+    }
+
+    /// Turns the classification cache on (the default) or off (see
+    /// `family::cache`); call after `set_classifier`.
+    pub fn set_caching(&mut self, on: bool) {
+        if let Some(f) = self.families.as_mut() {
+            f.tally.set_caching(on);
+        }
     }
 
     pub fn bytes(&self) -> u64 {
@@ -519,7 +529,7 @@ impl Scanner {
                 self.kind_code.extend_from_slice(fam.tally.kind());
                 None
             } else {
-                Some(Kind::template(head).key)
+                Some(class.template)
             };
             self.close_block();
             let kind = match kind_key {
@@ -531,7 +541,13 @@ impl Scanner {
             if class.severity == Severity::Error {
                 fam.tally.note_error(lineno);
             }
-            fam.block = Some(OpenBlock::new(lineno, head, class));
+            fam.block = Some(match fam.spare.take() {
+                Some(mut b) => {
+                    b.reset(lineno, head, class);
+                    b
+                }
+                None => OpenBlock::new(lineno, head, class),
+            });
             return;
         }
         let Some(b) = fam.block.as_mut() else { return };
@@ -557,6 +573,7 @@ impl Scanner {
         if let (true, None, Some(l)) = (error, &fam.first_error_location, location) {
             fam.first_error_location = Some((b.lineno, l));
         }
+        fam.spare = Some(b);
     }
 
     /// Looks up the locations `attach_block` left for the end: those of

@@ -30,6 +30,7 @@
 //! and its location; the scanner attaches the block when it closes.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use regex::bytes::Regex;
 
@@ -242,7 +243,8 @@ pub struct SignalKeeper {
     /// in the input gets a place as an early one did, and a count is never
     /// under the truth.
     groups: Vec<Group>,
-    group_of: HashMap<u64, usize>,
+    /// Kind keys are hashes already: no second hash.
+    group_of: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
     groups_cap: usize,
     /// Group indices as a min-heap on `count` (the next to give its place).
     heap: Vec<usize>,
@@ -260,9 +262,9 @@ pub struct SignalKeeper {
     /// At most one hit per `1 << spread_shift` lines, in input order.
     spread: Vec<Kept>,
     spread_shift: u32,
-    /// The first kinds seen, in input order, with their names (for the run
-    /// history).
-    kind_order: Vec<(u64, Vec<u8>)>,
+    /// The first kinds seen, in input order, with their names and whether
+    /// the name is a code (for the run history).
+    kind_order: Vec<(u64, Vec<u8>, bool)>,
 }
 
 impl SignalKeeper {
@@ -278,7 +280,7 @@ impl SignalKeeper {
             last_hits: VecDeque::new(),
             last_hits_cap: recent.max(1),
             groups: Vec::new(),
-            group_of: HashMap::new(),
+            group_of: HashMap::default(),
             groups_cap: groups.max(1),
             heap: Vec::new(),
             evicted: false,
@@ -298,8 +300,8 @@ impl SignalKeeper {
 
     /// Keys of the first distinct kinds (severity folded in), in input
     /// order, at most 64: what the run history compares between runs.
-    pub fn kinds_seen(&self) -> impl Iterator<Item = (u64, &[u8])> + '_ {
-        self.kind_order.iter().map(|(k, n)| (*k, n.as_slice()))
+    pub fn kinds_seen(&self) -> impl Iterator<Item = (u64, &[u8], bool)> + '_ {
+        self.kind_order.iter().map(|(k, n, code)| (*k, n.as_slice(), *code))
     }
 
     /// Remember the line numbers of the first `n` hits (see
@@ -459,8 +461,8 @@ impl SignalKeeper {
         self.group_of.insert(key, i);
         self.latest_group = Some(i);
         if self.kind_order.len() < KINDS_REMEMBERED && !self.kind_order.iter().any(|k| k.0 == key) {
-            let name = self.groups[i].name();
-            self.kind_order.push((key, name));
+            let g = &self.groups[i];
+            self.kind_order.push((key, g.name(), g.code.is_some()));
         }
     }
 
@@ -640,6 +642,24 @@ impl SignalKeeper {
             .collect();
         all.sort_by_key(|(first, k)| (!first, std::cmp::Reverse(k.severity)));
         all.into_iter().map(|(_, k)| k).collect()
+    }
+}
+
+/// Hashes a kind key by itself (it is a well-mixed hash already).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).rotate_left(5);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
 }
 
