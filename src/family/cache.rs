@@ -39,11 +39,14 @@
 //! holds only while the line's own matches of those patterns are the ones
 //! the cached line had. Most lines need not run them at all: every match of
 //! such a pattern holds one of its required strings (`literals::required`),
-//! so it holds that string's longest digit-free piece, and whether a
-//! digit-free piece occurs in a line is the same for every line of its
-//! mask. An entry keeps the patterns whose pieces occur, with their result
-//! on the cached line; a hit reruns only those, and any difference sends
-//! the line through the whole classification.
+//! and where a string occurs in a line, its *masked* form (each run of
+//! digits as one marker) occurs in the line's masked form: the string's
+//! inner digit runs are whole runs of the line, those at its ends parts of
+//! runs, and both become the marker. The masked line is the same for every
+//! line of a mask, so an entry keeps the patterns whose masked strings
+//! occur in it (`0 failed` is looked for as a digit run then ` failed`),
+//! with their result on the cached line; a hit reruns only those, and any
+//! difference sends the line through the whole classification.
 //!
 //! What stays per line: the counts (every hit, every line of family
 //! evidence), verdict captures (`3 failed` is read on each line), a kind's
@@ -159,42 +162,66 @@ fn facts(h: &Hir) -> Facts {
     }
 }
 
-/// Digit-free strings, each with whether ASCII case is ignored.
+/// Masked strings (see [`masked`]), each with whether ASCII case is
+/// ignored (then it is lower case).
 pub type Pieces = Vec<(Vec<u8>, bool)>;
 
-/// The digit-free pieces of which every match of a pattern holds one (see
-/// the module doc), each with whether ASCII case is ignored (then it is
-/// lower case); None when some match may hold none.
+/// The masked forms of the strings of which every match of a pattern holds
+/// one (see the module doc); None when some match may hold none, or when
+/// a string is nothing but digits.
 pub fn pieces(hir: &Hir) -> Option<Pieces> {
     let lits = super::literals::required_strings(hir)?;
     let mut out = Vec::new();
     for lit in lits {
-        // The longest run of bytes that are neither digits nor the line
-        // start (`^` reads as a newline before the line).
-        let mut best: &[(u8, bool)] = &[];
-        for run in lit.split(|&(b, _)| b.is_ascii_digit() || b == b'\n') {
-            if run.len() > best.len() {
-                best = run;
-            }
-        }
-        if best.is_empty() {
+        // `^` reads as a newline before the line: what follows it is
+        // enough (anywhere in the line is more, never less).
+        let lit = match lit.iter().rposition(|&(b, _)| b == b'\n') {
+            Some(k) => &lit[k + 1..],
+            None => &lit[..],
+        };
+        let ci = lit.iter().any(|&(_, ci)| ci);
+        let bytes: Vec<u8> = lit.iter().map(|&(b, _)| if ci { b.to_ascii_lowercase() } else { b }).collect();
+        let mut piece = Vec::new();
+        masked(&bytes, &mut piece);
+        if piece.iter().all(|&b| b == MARK) {
             return None;
         }
-        let ci = best.iter().any(|&(_, ci)| ci);
-        out.push((best.iter().map(|&(b, _)| if ci { b.to_ascii_lowercase() } else { b }).collect(), ci));
+        out.push((piece, ci));
     }
+    out.sort();
     out.dedup();
     Some(out)
 }
 
-/// Whether `line` holds one of `pieces` (the same answer for every line of
-/// its mask: a digit-free piece lies between digit runs).
-pub fn holds_piece(pieces: &[(Vec<u8>, bool)], line: &[u8]) -> bool {
+/// What a digit run becomes in a masked line.
+pub const MARK: u8 = 0xff;
+
+/// `line` with each maximal run of ASCII digits as one [`MARK`] (a `0xff`
+/// of the line itself reads as a run too: that can only make a piece seem
+/// present, which costs a rerun, never a wrong answer).
+pub fn masked(line: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut i = 0;
+    while i < line.len() {
+        if line[i].is_ascii_digit() {
+            while i < line.len() && line[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push(MARK);
+        } else {
+            out.push(line[i]);
+            i += 1;
+        }
+    }
+}
+
+/// Whether the masked line `masked` holds one of `pieces`.
+pub fn holds_piece(pieces: &[(Vec<u8>, bool)], masked: &[u8]) -> bool {
     pieces.iter().any(|(p, ci)| {
         if *ci {
-            line.windows(p.len()).any(|w| w.eq_ignore_ascii_case(p))
+            masked.windows(p.len()).any(|w| w.eq_ignore_ascii_case(p))
         } else {
-            memchr::memmem::find(line, p).is_some()
+            memchr::memmem::find(masked, p).is_some()
         }
     })
 }
@@ -240,12 +267,21 @@ mod tests {
     }
 
     #[test]
-    fn pieces_are_digit_free() {
+    fn pieces_are_masked_strings() {
         let hir = |p: &str| regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).unwrap();
         let p = pieces(&hir(r"(?i)\b0 (?:errors?|failed)\b")).unwrap();
         assert!(p.iter().all(|(s, _)| !s.iter().any(u8::is_ascii_digit)), "{p:?}");
-        assert!(holds_piece(&p, b"3 FAILED now"));
-        assert!(!holds_piece(&p, b"all good"));
+        let m = |s: &[u8]| {
+            let mut v = Vec::new();
+            masked(s, &mut v);
+            v
+        };
+        assert!(holds_piece(&p, &m(b"13 FAILED now")));
+        assert!(!holds_piece(&p, &m(b"all good")));
+        // ` failed` after no digit run: `0 failed` cannot be in the line.
+        assert!(!holds_piece(&p, &m(b"12:00 job failed")));
         assert!(pieces(&hir(r"\d+")).is_none());
+        let p = pieces(&hir(r"^E {3}x")).unwrap();
+        assert_eq!(p, vec![(b"E   x".to_vec(), false)]);
     }
 }

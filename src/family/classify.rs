@@ -394,6 +394,7 @@ impl Classifier {
                 success: Vec::new(),
                 signals: Vec::new(),
                 kind: Vec::new(),
+                masked: Vec::new(),
             },
         }
     }
@@ -445,7 +446,7 @@ impl Classifier {
                 }
                 unsafe_pats.push((i, hir.as_ref().and_then(super::cache::pieces)));
             }
-            CachePlan { unsafe_pats }
+            CachePlan::new(unsafe_pats)
         })
     }
 
@@ -496,20 +497,19 @@ impl Classifier {
                 .build_many(&self.set_sources)
                 .expect("every pattern compiled in the prefilter")
         });
-        let Scratch { matched, ids, success, signals, .. } = &mut tally.scratch;
+        let Scratch { matched, ids, success, signals, masked, .. } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
         if let Some((entry, plan)) = record.as_mut() {
             // The patterns that could match another line of this mask
             // otherwise, with what they did on this one.
             entry.cacheable = true;
-            for (i, pieces) in &plan.unsafe_pats {
-                if pieces.as_ref().is_none_or(|p| super::cache::holds_piece(p, line)) {
-                    let at = entry.recheck_len as usize;
-                    entry.cacheable &= push_small(&mut entry.recheck, &mut entry.recheck_len, *i);
-                    if matched.contains(regex_automata::PatternID::new_unchecked(*i)) && at < 32 {
-                        entry.recheck_matched |= 1 << at;
-                    }
+            super::cache::masked(line, masked);
+            for i in plan.candidates(masked) {
+                let at = entry.recheck_len as usize;
+                entry.cacheable &= push_small(&mut entry.recheck, &mut entry.recheck_len, i);
+                if matched.contains(regex_automata::PatternID::new_unchecked(i)) && at < 32 {
+                    entry.recheck_matched |= 1 << at;
                 }
             }
         }
@@ -833,6 +833,8 @@ struct Scratch {
     signals: Vec<usize>,
     /// The kind the last signal line's pattern named.
     kind: Vec<u8>,
+    /// The line being recorded for the cache, masked.
+    masked: Vec<u8>,
 }
 
 impl Scratch {
@@ -921,10 +923,55 @@ pub struct Verdict {
     pub from_signals: bool,
 }
 
-/// The patterns the cache must not trust (see `family::cache`): each with
-/// its digit-free pieces (None: any line may match it).
+/// The patterns the cache must not trust (see `family::cache`), and their
+/// masked pieces as two Aho-Corasick automata (ASCII case ignored or not),
+/// so the patterns a masked line may match are found in one pass.
 struct CachePlan {
-    unsafe_pats: Vec<(usize, Option<super::cache::Pieces>)>,
+    /// Patterns any line may match (a piece that is all digits).
+    always: Vec<usize>,
+    /// Per automaton: which pattern each of its strings belongs to.
+    searches: Vec<(aho_corasick::AhoCorasick, Vec<usize>)>,
+}
+
+impl CachePlan {
+    fn new(unsafe_pats: Vec<(usize, Option<super::cache::Pieces>)>) -> CachePlan {
+        let mut always = Vec::new();
+        let mut by_case: [(Vec<Vec<u8>>, Vec<usize>); 2] = Default::default();
+        for (i, pieces) in unsafe_pats {
+            let Some(pieces) = pieces else {
+                always.push(i);
+                continue;
+            };
+            for (p, ci) in pieces {
+                by_case[ci as usize].0.push(p);
+                by_case[ci as usize].1.push(i);
+            }
+        }
+        let searches = by_case
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (strings, _))| !strings.is_empty())
+            .map(|(ci, (strings, owners))| {
+                let ac = aho_corasick::AhoCorasick::builder()
+                    .ascii_case_insensitive(ci == 1)
+                    .build(&strings)
+                    .expect("a few short strings");
+                (ac, owners)
+            })
+            .collect();
+        CachePlan { always, searches }
+    }
+
+    /// The patterns that may match a line of this masked form, in order.
+    fn candidates(&self, masked: &[u8]) -> Vec<usize> {
+        let mut out = self.always.clone();
+        for (ac, owners) in &self.searches {
+            out.extend(ac.find_overlapping_iter(masked).map(|m| owners[m.pattern().as_usize()]));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// Indices an entry keeps inline, per list; an entry that needs more is
