@@ -281,3 +281,23 @@ fn every_server_log_kind_has_a_visible_line_at_the_default_budget() {
         assert!(lines.iter().any(|l| l.contains(m.as_str())), "{m:?} has no visible line");
     }
 }
+
+/// A real tsc run with hundreds of errors of four codes ahead of one error
+/// each of thirteen more (tsc/many-errors): at the default budget every
+/// code has a visible line, the late single ones too, and the summary
+/// counts them all.
+#[test]
+fn every_tsc_code_has_a_visible_line_at_the_default_budget() {
+    let store = crate::util::Store::new();
+    let data = fixture("tsc/many-errors");
+    let want = codes(&data, r": error (TS\d+): ");
+    let errors = String::from_utf8_lossy(&data).lines().filter(|l| l.contains(": error TS")).count();
+    assert!(want.len() >= 15 && errors > 300, "{} codes, {errors} errors", want.len());
+    let out = crate::util::run(&store, &[], &data);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().skip(3).filter(|l| !l.starts_with("--- ")).collect();
+    for code in &want {
+        assert!(lines.iter().any(|l| l.contains(&format!(": error {code}: "))), "{code} has no visible line:\n{text}");
+    }
+    assert!(text.contains(&format!("{errors} errors of {} kinds", want.len())), "{text}");
+}
