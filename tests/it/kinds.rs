@@ -271,6 +271,12 @@ fn every_server_log_kind_has_a_visible_line_at_the_default_budget() {
     for code in &sqlstates {
         assert!(lines.iter().any(|l| l.contains(&format!(":  {code}: "))), "{code} has no visible line");
     }
+    // Warnings are counted apart from the errors, as kinds of their own.
+    let warning_codes = codes(&data, r"WARNING:  ([0-9A-Z]{5}): ");
+    let warnings = String::from_utf8_lossy(&data).lines().filter(|l| l.contains(" WARNING:  ")).count();
+    let plural = if warning_codes.len() == 1 { "" } else { "s" };
+    let summary = format!("; {warnings} warnings of {} kind{plural}", warning_codes.len());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&summary), "{summary}");
     let data = fixture("server/nginx-error");
     let out = crate::util::run(&store, &[], &data);
     let lines = body(&out);
