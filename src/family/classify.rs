@@ -395,6 +395,7 @@ impl Classifier {
                 signals: Vec::new(),
                 kind: Vec::new(),
                 masked: Vec::new(),
+                candidates: Vec::new(),
             },
         }
     }
@@ -497,7 +498,7 @@ impl Classifier {
                 .build_many(&self.set_sources)
                 .expect("every pattern compiled in the prefilter")
         });
-        let Scratch { matched, ids, success, signals, masked, .. } = &mut tally.scratch;
+        let Scratch { matched, ids, success, signals, masked, candidates, .. } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
         if let Some((entry, plan)) = record.as_mut() {
@@ -505,7 +506,8 @@ impl Classifier {
             // otherwise, with what they did on this one.
             entry.cacheable = true;
             super::cache::masked(line, masked);
-            for i in plan.candidates(masked) {
+            plan.candidates(masked, candidates);
+            for &i in candidates.iter() {
                 let at = entry.recheck_len as usize;
                 entry.cacheable &= push_small(&mut entry.recheck, &mut entry.recheck_len, i);
                 if matched.contains(regex_automata::PatternID::new_unchecked(i)) && at < 32 {
@@ -835,6 +837,8 @@ struct Scratch {
     kind: Vec<u8>,
     /// The line being recorded for the cache, masked.
     masked: Vec<u8>,
+    /// The patterns to rerun on its mask's next lines.
+    candidates: Vec<usize>,
 }
 
 impl Scratch {
@@ -962,15 +966,16 @@ impl CachePlan {
         CachePlan { always, searches }
     }
 
-    /// The patterns that may match a line of this masked form, in order.
-    fn candidates(&self, masked: &[u8]) -> Vec<usize> {
-        let mut out = self.always.clone();
+    /// The patterns that may match a line of this masked form, in order,
+    /// into `out`.
+    fn candidates(&self, masked: &[u8], out: &mut Vec<usize>) {
+        out.clear();
+        out.extend_from_slice(&self.always);
         for (ac, owners) in &self.searches {
             out.extend(ac.find_overlapping_iter(masked).map(|m| owners[m.pattern().as_usize()]));
         }
         out.sort_unstable();
         out.dedup();
-        out
     }
 }
 
