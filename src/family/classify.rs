@@ -133,6 +133,9 @@ struct Pat {
     /// scanning a small input).
     source: String,
     re: std::sync::OnceLock<Regex>,
+    /// The pattern as the set has it, for the cache's rechecks (see
+    /// [`Classifier::set_match`]).
+    check: std::sync::OnceLock<meta::Regex>,
 }
 
 impl Pat {
@@ -264,7 +267,14 @@ impl Classifier {
             }
             let kind = matches!(role, Role::Signal(..)) && names_kind(&src);
             sources.push(src.clone());
-            pats.push(Pat { kind, family, role, source: src, re: std::sync::OnceLock::new() });
+            pats.push(Pat {
+                kind,
+                family,
+                role,
+                source: src,
+                re: std::sync::OnceLock::new(),
+                check: std::sync::OnceLock::new(),
+            });
             Ok::<(), String>(())
         };
         for (i, f) in specs.iter().enumerate() {
@@ -418,7 +428,7 @@ impl Classifier {
         if let Some(e) = tally.cache.get(key) {
             let agrees = e.recheck().iter().enumerate().all(|(j, &p)| {
                 let matched = e.recheck_matched & (1 << j) != 0;
-                self.pats[p as usize].re().is_match(line) == matched
+                self.set_match(p as usize, line) == matched
             });
             if agrees {
                 tally.cache.hits += 1;
@@ -432,6 +442,25 @@ impl Classifier {
             tally.cache.put(entry);
         }
         class
+    }
+
+    /// Whether pattern `i` matches `line`, as the set would say. Built
+    /// without prefilters: with one, the regex crate's reverse-inner
+    /// strategy falls back to its slowest engine on lines where the inner
+    /// literal comes after a long run the pattern's start could be in (an
+    /// nginx error line's ` HTTP/`), which took half a server log's scan;
+    /// without, one forward pass of the lazy DFA answers.
+    fn set_match(&self, i: usize, line: &[u8]) -> bool {
+        let re = self.pats[i].check.get_or_init(|| {
+            meta::Builder::new()
+                .configure(
+                    meta::Config::new().auto_prefilter(false).utf8_empty(false).which_captures(WhichCaptures::None),
+                )
+                .syntax(syntax::Config::new().utf8(false))
+                .build(&self.set_sources[i])
+                .expect("compiled in the set")
+        });
+        re.is_match(Input::new(line))
     }
 
     /// Which patterns can tell lines of one mask apart, and their
