@@ -133,9 +133,6 @@ struct Pat {
     /// scanning a small input).
     source: String,
     re: std::sync::OnceLock<Regex>,
-    /// The pattern as the set has it, for the cache's rechecks (see
-    /// [`Classifier::set_match`]).
-    check: std::sync::OnceLock<meta::Regex>,
 }
 
 impl Pat {
@@ -267,14 +264,7 @@ impl Classifier {
             }
             let kind = matches!(role, Role::Signal(..)) && names_kind(&src);
             sources.push(src.clone());
-            pats.push(Pat {
-                kind,
-                family,
-                role,
-                source: src,
-                re: std::sync::OnceLock::new(),
-                check: std::sync::OnceLock::new(),
-            });
+            pats.push(Pat { kind, family, role, source: src, re: std::sync::OnceLock::new() });
             Ok::<(), String>(())
         };
         for (i, f) in specs.iter().enumerate() {
@@ -406,6 +396,7 @@ impl Classifier {
                 kind: Vec::new(),
                 masked: Vec::new(),
                 candidates: Vec::new(),
+                rechecked: None,
             },
         }
     }
@@ -426,10 +417,14 @@ impl Classifier {
         let key = crate::text::template::mask_key(line);
         let plan = self.plan();
         if let Some(e) = tally.cache.get(key) {
-            let agrees = e.recheck().iter().enumerate().all(|(j, &p)| {
-                let matched = e.recheck_matched & (1 << j) != 0;
-                self.set_match(p as usize, line) == matched
-            });
+            let agrees = e.recheck().is_empty() || {
+                // One pass of the unsafe patterns' set answers them all.
+                let found = plan.matches(line, &mut tally.scratch.rechecked);
+                e.recheck().iter().enumerate().all(|(j, &p)| {
+                    let matched = e.recheck_matched & (1 << j) != 0;
+                    plan.contains(found, p as usize) == matched
+                })
+            };
             if agrees {
                 tally.cache.hits += 1;
                 return self.replay(&e, lineno, line, tally);
@@ -442,25 +437,6 @@ impl Classifier {
             tally.cache.put(entry);
         }
         class
-    }
-
-    /// Whether pattern `i` matches `line`, as the set would say. Built
-    /// without prefilters: with one, the regex crate's reverse-inner
-    /// strategy falls back to its slowest engine on lines where the inner
-    /// literal comes after a long run the pattern's start could be in (an
-    /// nginx error line's ` HTTP/`), which took half a server log's scan;
-    /// without, one forward pass of the lazy DFA answers.
-    fn set_match(&self, i: usize, line: &[u8]) -> bool {
-        let re = self.pats[i].check.get_or_init(|| {
-            meta::Builder::new()
-                .configure(
-                    meta::Config::new().auto_prefilter(false).utf8_empty(false).which_captures(WhichCaptures::None),
-                )
-                .syntax(syntax::Config::new().utf8(false))
-                .build(&self.set_sources[i])
-                .expect("compiled in the set")
-        });
-        re.is_match(Input::new(line))
     }
 
     /// Which patterns can tell lines of one mask apart, and their
@@ -476,7 +452,7 @@ impl Classifier {
                 }
                 unsafe_pats.push((i, hir.as_ref().and_then(super::cache::pieces)));
             }
-            CachePlan::new(unsafe_pats)
+            CachePlan::new(unsafe_pats, &self.set_sources)
         })
     }
 
@@ -868,6 +844,8 @@ struct Scratch {
     masked: Vec<u8>,
     /// The patterns to rerun on its mask's next lines.
     candidates: Vec<usize>,
+    /// The unsafe patterns a cached line matched.
+    rechecked: Option<PatternSet>,
 }
 
 impl Scratch {
@@ -962,12 +940,34 @@ pub struct Verdict {
 struct CachePlan {
     /// Patterns any line may match (a piece that is all digits).
     always: Vec<usize>,
+    /// The unsafe patterns as one set, and each pattern's index in it. A
+    /// cached line's rechecks are one pass of it: patterns rerun one by one
+    /// cost a pass each, and the regex crate's reverse-inner strategy fell
+    /// back to its slowest engine on lines where the inner literal comes
+    /// after a long run (an nginx error line's ` HTTP/`).
+    set: Option<meta::Regex>,
+    in_set: std::collections::HashMap<usize, usize>,
     /// Per automaton: which pattern each of its strings belongs to.
     searches: Vec<(aho_corasick::AhoCorasick, Vec<usize>)>,
 }
 
 impl CachePlan {
-    fn new(unsafe_pats: Vec<(usize, Option<super::cache::Pieces>)>) -> CachePlan {
+    fn new(unsafe_pats: Vec<(usize, Option<super::cache::Pieces>)>, sources: &[String]) -> CachePlan {
+        let in_set = unsafe_pats.iter().enumerate().map(|(k, (i, _))| (*i, k)).collect();
+        let set_sources: Vec<&str> = unsafe_pats.iter().map(|(i, _)| sources[*i].as_str()).collect();
+        let set = (!set_sources.is_empty()).then(|| {
+            meta::Builder::new()
+                .configure(
+                    meta::Config::new()
+                        .match_kind(MatchKind::All)
+                        .utf8_empty(false)
+                        .which_captures(WhichCaptures::None)
+                        .hybrid_cache_capacity(16 << 20),
+                )
+                .syntax(syntax::Config::new().utf8(false))
+                .build_many(&set_sources)
+                .expect("compiled in the whole set")
+        });
         let mut always = Vec::new();
         let mut by_case: [(Vec<Vec<u8>>, Vec<usize>); 2] = Default::default();
         for (i, pieces) in unsafe_pats {
@@ -992,7 +992,23 @@ impl CachePlan {
                 (ac, owners)
             })
             .collect();
-        CachePlan { always, searches }
+        CachePlan { always, set, in_set, searches }
+    }
+
+    /// The unsafe patterns `line` matches, into `found` (made to size).
+    fn matches<'a>(&self, line: &[u8], found: &'a mut Option<PatternSet>) -> &'a PatternSet {
+        let len = self.in_set.len();
+        let found = found.get_or_insert_with(|| PatternSet::new(len));
+        found.clear();
+        if let Some(set) = &self.set {
+            set.which_overlapping_matches(&Input::new(line), found);
+        }
+        found
+    }
+
+    /// Whether pattern `i` (an unsafe one) is among `found`.
+    fn contains(&self, found: &PatternSet, i: usize) -> bool {
+        self.in_set.get(&i).is_some_and(|&k| found.contains(regex_automata::PatternID::new_unchecked(k)))
     }
 
     /// The patterns that may match a line of this masked form, in order,
