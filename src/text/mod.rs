@@ -3,8 +3,10 @@
 //! with the one cut marker, line shapes (variable parts folded), line
 //! templates (the kinds of signal lines), redrawn
 //! lines as a terminal leaves them, sizes,
-//! and messages to stderr.
+//! messages to stderr, and reading small files outbox does not own
+//! (`file`: never blocking, regular files only, capped).
 
+pub mod file;
 pub mod redraw;
 pub mod sanitize;
 pub mod shape;
