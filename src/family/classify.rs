@@ -436,7 +436,7 @@ impl Classifier {
         // text: lines with an escape reach here through the prefilter's
         // `\x1b[` branch and are classified without them (and uncached).
         let plain = strip_ansi(line);
-        if !tally.caching || matches!(plain, std::borrow::Cow::Owned(_)) {
+        if !tally.caching || matches!(plain, std::borrow::Cow::Owned(_)) || tally.cache.resting() {
             return self.classify_whole(lineno, &plain, tally, None);
         }
         let key = crate::text::template::mask_key(line);
@@ -452,6 +452,7 @@ impl Classifier {
             };
             if agrees {
                 tally.cache.hits += 1;
+                tally.cache.window.1 += 1;
                 return self.replay(&e, lineno, line, tally);
             }
         }
@@ -1099,9 +1100,38 @@ struct Cache {
     slots: Vec<Entry>,
     hits: u64,
     misses: u64,
+    /// Lookups and hits in the current window, and lines left to classify
+    /// without the cache (see [`Cache::resting`]).
+    window: (u32, u32),
+    rest: u32,
 }
 
+/// Lookups per window of the cache's hit rate, and lines classified without
+/// it after a window with almost no hits.
+const WINDOW: u32 = 4096;
+const REST: u32 = 1 << 16;
+
 impl Cache {
+    /// Whether to classify the next line without the cache: after a window
+    /// where fewer than one lookup in sixteen hit (every line its own mask,
+    /// as in a log with a random id in every line), making entries costs
+    /// more than they save, so the next `REST` lines skip it; then it is
+    /// tried again. Either way the line is classified alike.
+    fn resting(&mut self) -> bool {
+        if self.rest > 0 {
+            self.rest -= 1;
+            return true;
+        }
+        if self.window.0 >= WINDOW {
+            if self.window.1 * 16 < self.window.0 {
+                self.rest = REST;
+            }
+            self.window = (0, 0);
+        }
+        self.window.0 += 1;
+        false
+    }
+
     fn slot(key: u64) -> usize {
         (key ^ (key >> 32)) as usize & (SLOTS - 1)
     }
