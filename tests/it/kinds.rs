@@ -307,3 +307,21 @@ fn every_tsc_code_has_a_visible_line_at_the_default_budget() {
     }
     assert!(text.contains(&format!("{errors} errors of {} kinds", want.len())), "{text}");
 }
+
+/// Lines that are all different masks (a word of its own in each) make the
+/// cache rest after a window of misses; lines that repeat a mask afterwards
+/// bring it back. Cached and whole classification agree throughout, and
+/// the repeats are answered from the cache again.
+#[test]
+fn the_cache_rests_on_unique_lines_and_comes_back() {
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let word = |i: usize| -> String { (0..6).map(|k| (b'a' + ((i >> (k * 4)) % 26) as u8) as char).collect() };
+    for i in 0..10_000 {
+        lines.push(format!("2026-12-03 ERROR {} request failed after 3 retries", word(i * 7 + 1)).into_bytes());
+    }
+    for i in 0..80_000 {
+        lines.push(format!("2026-12-03 ERROR worker {i} failed after {} retries", i % 3 + 1).into_bytes());
+    }
+    let (hits, misses) = outbox::reference::cached_agrees(engine(), lines.iter().map(|l| &l[..])).unwrap();
+    assert!(misses >= 4096 && hits > 10_000, "{hits} hits, {misses} misses");
+}
