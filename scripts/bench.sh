@@ -6,14 +6,18 @@
 # and a read-everything Python reference.
 #
 #   scripts/bench.sh [SIZE_MiB ...]        default: 256 (a short run)
-#   ROUNDS=5 KINDS="log log10 ja ja10" scripts/bench.sh 1024 4096
+#   ROUNDS=5 KINDS="log log10 ja ja10 server unique" scripts/bench.sh 1024 4096
 #
 # Ratios, per input and size, all from the same rounds:
 #   outbox through a pipe / `cat | tail -n 20`   (reading only)
 #   outbox through a pipe / `cat | tee FILE`     (reading and writing a copy)
 #   outbox with the file on stdin / `cp FILE`    (copying a file)
 # Inputs: ASCII log with ~0.1% (log) or 10% (log10) signal lines, Japanese
-# log with ~0.1% (ja) or 10% (ja10). Each round runs every command once, in
+# log with ~0.1% (ja) or 10% (ja10); real server logs (server: the
+# PostgreSQL and nginx error logs captured by
+# scripts/capture-server-logs.sh, interleaved, repeated with their numbers
+# shifted; about a third of the lines are errors and warnings) and its worst case (unique: a random word in
+# every line, so no two lines share a template). Each round runs every command once, in
 # the same order; files written by the previous command are removed and
 # synced first, so no run pays for another's dirty pages. Inputs stay in
 # the page cache (they are read once before timing).
@@ -27,7 +31,7 @@ cd "$(dirname "$0")/.."
 SIZES=("$@")
 [[ ${#SIZES[@]} -gt 0 ]] || SIZES=(256)
 ROUNDS=${ROUNDS:-5}
-KINDS=${KINDS:-log log10 ja ja10}
+KINDS=${KINDS:-log log10 ja ja10 server unique}
 REF_MIB=${REF_MIB:-200}
 PATTERN='\b(error|failed|failure|fatal|panic|exception)\b'
 
@@ -53,6 +57,33 @@ gen() {
 import random, sys
 kind, mib, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rnd = random.Random(20261202)
+if kind in ("server", "unique"):
+    import re
+    logs = [open(f"tests/fixtures/families/server/{n}.out", "rb").read().splitlines(keepends=True)
+            for n in ("postgres", "nginx-error")]
+    # The logs interleaved (as one host's logs are), then again with every
+    # number shifted: the same templates with other values.
+    mixed = [l for group in zip(*(l * (4000 // len(l) + 1) for l in logs)) for l in group]
+    shift = lambda r: lambda m: str(int(m.group()) + r).zfill(len(m.group())).encode()
+    lines = []
+    for r in range(16):
+        lines += [re.sub(rb"\d+", shift(r), l) for l in mixed]
+    if kind == "unique":
+        # A word of random letters after the first space: every line its own template.
+        letters = b"abcdefghijklmnopqrstuvwxyz"
+        def word():
+            return bytes(rnd.choice(letters) for _ in range(8))
+        lines = [l.replace(b" ", b" " + word() + b" ", 1) for l in lines]
+    chunk = b"".join(lines)
+    target = mib << 20
+    with open(path, "wb") as f:
+        n = 0
+        while n + len(chunk) <= target:
+            f.write(chunk)
+            n += len(chunk)
+        f.write(chunk[: target - n])
+        f.write(b"\nsummary: 1 request FAILED, run finished\n")
+    sys.exit(0)
 every = 10 if kind.endswith("10") else 1000
 lines = []
 for i in range(20000):
@@ -77,7 +108,8 @@ with open(path, "wb") as f:
 PY
 }
 
-# timed NAME CMD...: wall seconds and peak RSS (KiB) of one run. Files
+# timed NAME CMD...: wall seconds, peak RSS (KiB) and user CPU seconds
+# (the command's and its children's) of one run. Files
 # written by the previous run are removed and flushed first, so no run pays
 # for another's dirty pages.
 timed() {
@@ -86,7 +118,7 @@ timed() {
   rm -f "$WORK/copy.out" "$OUTBOX_DIR"/* 2>/dev/null || true
   sync
   t0=$(date +%s.%N)
-  /usr/bin/time -f '%M' -o "$WORK/rss" bash -c "$*"
+  /usr/bin/time -f '%M %U' -o "$WORK/rss" bash -c "$*"
   t1=$(date +%s.%N)
   rss=$(tail -n 1 "$WORK/rss")
   echo "$name $(python3 -c "print($t1-$t0)") $rss" >>"$WORK/times"
@@ -95,6 +127,7 @@ timed() {
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 med() { awk -v n="$1" '$1==n{print $2}' "$WORK/times" | median; }
 peak() { awk -v n="$1" '$1==n{print $3}' "$WORK/times" | sort -n | tail -n 1; }
+user() { awk -v n="$1" '$1==n{print $4}' "$WORK/times" | median; }
 
 # same FILE: the entry outbox just stored is byte-identical to FILE.
 same() {
@@ -122,13 +155,14 @@ compare() {
   local bytes
   bytes=$(stat -c %s "$f")
   python3 - "$label" "$bytes" "$(med tail)" "$(med tee)" "$(med cp)" "$(med outbox_pipe)" "$(med outbox_file)" \
-    "$(peak outbox_pipe)" "$(peak outbox_file)" "$id_pipe" "$id_file" <<'PY' | tee -a "$WORK/summary"
+    "$(peak outbox_pipe)" "$(peak outbox_file)" "$id_pipe" "$id_file" "$(user outbox_file)" <<'PY' | tee -a "$WORK/summary"
 import sys
-label, size, tail, tee, cp, op, of, rp, rf, ip, if_ = sys.argv[1:]
-size, tail, tee, cp, op, of = int(size), *map(float, (tail, tee, cp, op, of))
+label, size, tail, tee, cp, op, of, rp, rf, ip, if_, uf = sys.argv[1:]
+size, tail, tee, cp, op, of, uf = int(size), *map(float, (tail, tee, cp, op, of, uf))
 mib = size / 2**20
 print(f"| {label} | {mib:.0f} MiB | {op:.2f} | {tail:.2f} | {tee:.2f} | {of:.2f} | {cp:.2f} | "
-      f"**{op/tail:.2f}** | **{op/tee:.2f}** | **{of/cp:.2f}** | {int(max(int(rp), int(rf))) / 1024:.0f} MiB | {ip}/{if_} |")
+      f"**{op/tail:.2f}** | **{op/tee:.2f}** | **{of/cp:.2f}** | {uf / (mib / 1024):.2f} | "
+      f"{int(max(int(rp), int(rf))) / 1024:.0f} MiB | {ip}/{if_} |")
 PY
 }
 
@@ -137,10 +171,10 @@ echo
 echo "$(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB RAM, $(uname -r), $(findmnt -no FSTYPE -T "$WORK" 2>/dev/null || echo '?') under $WORK"
 echo "Load average before: $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS alternating rounds, medians."
 echo
-echo "| input | size | outbox pipe s | tail s | tee s | outbox file s | cp s | pipe ÷ tail | pipe ÷ tee | file ÷ cp | peak RSS | stored copy identical (pipe/file) |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "| input | size | outbox pipe s | tail s | tee s | outbox file s | cp s | pipe ÷ tail | pipe ÷ tee | file ÷ cp | outbox user s per GiB (file on stdin) | peak RSS | stored copy identical (pipe/file) |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 : >"$WORK/summary"
-declare -A NAMES=([log]="ASCII log, 0.1% signal" [log10]="ASCII log, 10% signal" [ja]="Japanese log, 0.1% signal" [ja10]="Japanese log, 10% signal")
+declare -A NAMES=([log]="ASCII log, 0.1% signal" [log10]="ASCII log, 10% signal" [ja]="Japanese log, 0.1% signal" [ja10]="Japanese log, 10% signal" [server]="real server logs, repeated" [unique]="server logs, every template unique")
 for size in "${SIZES[@]}"; do
   for kind in $KINDS; do
     gen "$kind" "$size" "$WORK/in.txt"

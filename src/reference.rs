@@ -99,6 +99,44 @@ pub fn lossy_chars(b: &[u8]) -> u64 {
     String::from_utf8_lossy(b).chars().count() as u64
 }
 
+/// Classifies `lines` in order twice, with the classification cache and
+/// without it (`family::cache`), and says where they first differ: a
+/// line's class or kind, or at the end a family's evidence or verdict.
+pub fn cached_agrees<'a>(
+    c: &crate::family::Classifier,
+    lines: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<(u64, u64), String> {
+    let (mut cached, mut whole) = (c.tally(), c.tally());
+    whole.set_caching(false);
+    let mut errors = 0;
+    for (i, line) in lines.into_iter().enumerate() {
+        let lineno = i as u64 + 1;
+        let a = c.classify(lineno, line, &mut cached);
+        let b = c.classify(lineno, line, &mut whole);
+        if a != b {
+            return Err(format!("line {lineno} {:?}: cached {a:?}, whole {b:?}", String::from_utf8_lossy(line)));
+        }
+        if a.is_some_and(|k| k.kind) && cached.kind() != whole.kind() {
+            return Err(format!("line {lineno}: kind {:?} against {:?}", cached.kind(), whole.kind()));
+        }
+        errors += a.is_some_and(|k| k.severity == crate::family::Severity::Error) as u64;
+    }
+    for f in 0..c.family_count() {
+        let name = c.family_name(f);
+        if cached.evidence(f) != whole.evidence(f) {
+            return Err(format!("{name}: evidence {} against {}", cached.evidence(f), whole.evidence(f)));
+        }
+        if c.verdict(&cached, f, errors) != c.verdict(&whole, f, errors) {
+            return Err(format!(
+                "{name}: verdict {:?} against {:?}",
+                c.verdict(&cached, f, errors),
+                c.verdict(&whole, f, errors)
+            ));
+        }
+    }
+    Ok(cached.cache_counts())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

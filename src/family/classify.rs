@@ -73,13 +73,19 @@ pub struct BlockRule {
 }
 
 /// What a signal line is.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineClass {
     pub severity: Severity,
     /// Index of its block rule ([`Classifier::block_rule`]).
     pub block: usize,
     /// Matched by a family's own pattern (not only a generic one).
     pub specific: bool,
+    /// The pattern named the line's kind (`(?P<kind>…)` took part in the
+    /// match): the code is in [`Tally::kind`] until the next line.
+    pub kind: bool,
+    /// The key of the line's template (`text::template::key`, colour codes
+    /// removed): its kind when it has no code.
+    pub template: u64,
 }
 
 /// Verdict fields, in the order they are printed.
@@ -116,6 +122,9 @@ enum Role {
 }
 
 struct Pat {
+    /// The pattern names its line's kind: a `kind` group (see
+    /// [`Classifier::classify`]).
+    kind: bool,
     /// None for the user's own patterns.
     family: Option<usize>,
     role: Role,
@@ -176,6 +185,8 @@ pub struct Classifier {
     /// it per line took 3% of a scan with one signal line in ten).
     set: std::sync::OnceLock<meta::Regex>,
     set_sources: Vec<String>,
+    /// What the classification cache must recheck (see `family::cache`).
+    plan: std::sync::OnceLock<CachePlan>,
     pats: Vec<Pat>,
     families: Vec<FamilyRt>,
     blocks: Vec<BlockRule>,
@@ -251,8 +262,9 @@ impl Classifier {
             if family.is_none() {
                 build(&format!("(?mR){src}")).map_err(|e| e.to_string())?;
             }
+            let kind = matches!(role, Role::Signal(..)) && names_kind(&src);
             sources.push(src.clone());
-            pats.push(Pat { family, role, source: src, re: std::sync::OnceLock::new() });
+            pats.push(Pat { kind, family, role, source: src, re: std::sync::OnceLock::new() });
             Ok::<(), String>(())
         };
         for (i, f) in specs.iter().enumerate() {
@@ -336,6 +348,7 @@ impl Classifier {
             literal,
             set: std::sync::OnceLock::new(),
             set_sources,
+            plan: std::sync::OnceLock::new(),
             pats,
             families,
             blocks,
@@ -398,27 +411,128 @@ impl Classifier {
             seen_on: vec![0; self.families.len()],
             verdicts: vec![VerdictAcc::default(); self.families.len()],
             last_error: 0,
+            cache: Cache::default(),
+            caching: true,
             scratch: Scratch {
                 matched: PatternSet::new(self.pats.len()),
                 ids: Vec::new(),
                 success: Vec::new(),
                 signals: Vec::new(),
+                kind: Vec::new(),
+                masked: Vec::new(),
+                candidates: Vec::new(),
+                rechecked: None,
             },
         }
     }
 
     /// What a line (that matched the prefilter) is: records its evidence
     /// and verdicts in `tally`, and returns its class when it is a signal.
+    /// A line whose mask was classified before is answered from the
+    /// tally's cache where no pattern can tell the two apart (see
+    /// `family::cache`); every count is still made per line.
     pub fn classify(&self, lineno: u64, line: &[u8], tally: &mut Tally) -> Option<LineClass> {
         // Colour codes would hide `error:` from patterns written for plain
         // text: lines with an escape reach here through the prefilter's
-        // `\x1b[` branch and are classified without them.
+        // `\x1b[` branch and are classified without them (and uncached).
         let plain = strip_ansi(line);
-        let line = &plain[..];
+        if !tally.caching || matches!(plain, std::borrow::Cow::Owned(_)) || tally.cache.resting() {
+            return self.classify_whole(lineno, &plain, tally, None);
+        }
+        let key = crate::text::template::mask_key(line);
+        let plan = self.plan();
+        if let Some(e) = tally.cache.get(key) {
+            let agrees = e.recheck().is_empty() || {
+                // One pass of the unsafe patterns' set answers them all.
+                let found = plan.matches(line, &mut tally.scratch.rechecked);
+                e.recheck().iter().enumerate().all(|(j, &p)| {
+                    let matched = e.recheck_matched & (1 << j) != 0;
+                    plan.contains(found, p as usize) == matched
+                })
+            };
+            if agrees {
+                tally.cache.hits += 1;
+                tally.cache.window.1 += 1;
+                return self.replay(&e, lineno, line, tally);
+            }
+        }
+        tally.cache.misses += 1;
+        let mut entry = Entry { key, ..Entry::default() };
+        let class = self.classify_whole(lineno, line, tally, Some((&mut entry, plan)));
+        if entry.cacheable {
+            tally.cache.put(entry);
+        }
+        class
+    }
+
+    /// Which patterns can tell lines of one mask apart, and their
+    /// digit-free pieces (built with the first line classified).
+    fn plan(&self) -> &CachePlan {
+        self.plan.get_or_init(|| {
+            let parser = || regex_syntax::ParserBuilder::new().utf8(false).build();
+            let mut unsafe_pats = Vec::new();
+            for (i, src) in self.set_sources.iter().enumerate() {
+                let hir = parser().parse(src).ok();
+                if hir.as_ref().is_some_and(super::cache::invariant) {
+                    continue;
+                }
+                unsafe_pats.push((i, hir.as_ref().and_then(super::cache::pieces)));
+            }
+            CachePlan::new(unsafe_pats, &self.set_sources)
+        })
+    }
+
+    /// A cached classification applied to a line of its mask: the per-line
+    /// counts (family evidence, verdict captures) and the kind's code are
+    /// made on the line itself.
+    fn replay(&self, e: &Entry, lineno: u64, line: &[u8], tally: &mut Tally) -> Option<LineClass> {
+        for &f in e.evidence() {
+            let f = f as usize;
+            if tally.seen_on[f] != lineno + 1 {
+                tally.seen_on[f] = lineno + 1;
+                tally.evidence[f] += 1;
+            }
+        }
+        for &i in e.verdicts() {
+            let p = &self.pats[i as usize];
+            if let (Role::Verdict(k), Some(f), Some(caps)) = (&p.role, p.family, p.re().captures(line)) {
+                tally.verdicts[f].add(&self.families[f].verdicts[*k], &caps, lineno);
+            }
+        }
+        let mut class = e.class?;
+        if let Some(k) = e.kind_pat {
+            class.kind = tally.scratch.capture_kind(self.pats[k as usize].re(), line);
+        }
+        Some(class)
+    }
+
+    /// The classification of a line from all the patterns. With `record`,
+    /// also what a cache entry needs to answer the next line of its mask.
+    fn classify_whole(
+        &self,
+        lineno: u64,
+        line: &[u8],
+        tally: &mut Tally,
+        mut record: Option<(&mut Entry, &CachePlan)>,
+    ) -> Option<LineClass> {
         let set = self.set.get_or_init(|| self.build_set().expect("every pattern compiled in the prefilter"));
-        let Scratch { matched, ids, success, signals } = &mut tally.scratch;
+        let Scratch { matched, ids, success, signals, masked, candidates, .. } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
+        if let Some((entry, plan)) = record.as_mut() {
+            // The patterns that could match another line of this mask
+            // otherwise, with what they did on this one.
+            entry.cacheable = true;
+            super::cache::masked(line, masked);
+            plan.candidates(masked, candidates);
+            for &i in candidates.iter() {
+                let at = entry.recheck_len as usize;
+                entry.cacheable &= push_small(&mut entry.recheck, &mut entry.recheck_len, i);
+                if matched.contains(regex_automata::PatternID::new_unchecked(i)) && at < 32 {
+                    entry.recheck_matched |= 1 << at;
+                }
+            }
+        }
         if matched.is_empty() {
             return None;
         }
@@ -435,15 +549,32 @@ impl Classifier {
             // signal patterns (`warning:`) can be printed by anything.
             let evidence = matches!(p.role, Role::Detect | Role::Verdict(_));
             if let Some(f) = p.family.filter(|_| evidence) {
-                if !self.families[f].generic && tally.seen_on[f] != lineno + 1 {
-                    tally.seen_on[f] = lineno + 1;
-                    tally.evidence[f] += 1;
+                if !self.families[f].generic {
+                    if let Some((e, _)) = record.as_mut() {
+                        if !e.evidence().contains(&(f as u16)) {
+                            e.cacheable &= push_small(&mut e.evidence, &mut e.evidence_len, f);
+                        }
+                    }
+                    if tally.seen_on[f] != lineno + 1 {
+                        tally.seen_on[f] = lineno + 1;
+                        tally.evidence[f] += 1;
+                    }
                 }
             }
             match p.role {
                 Role::Signal(..) => signals.push(i),
-                Role::Success => success.extend(p.re().find_iter(line).map(|m| (p.family, m.start(), m.end()))),
+                Role::Success => {
+                    // Where a success span lies decides which signals it
+                    // cancels: such a line is classified whole every time.
+                    if let Some((e, _)) = record.as_mut() {
+                        e.cacheable = false;
+                    }
+                    success.extend(p.re().find_iter(line).map(|m| (p.family, m.start(), m.end())))
+                }
                 Role::Verdict(k) => {
+                    if let Some((e, _)) = record.as_mut() {
+                        e.cacheable &= push_small(&mut e.verdicts, &mut e.verdicts_len, i);
+                    }
                     if let (Some(f), Some(caps)) = (p.family, p.re().captures(line)) {
                         tally.verdicts[f].add(&self.families[f].verdicts[k], &caps, lineno);
                     }
@@ -451,10 +582,12 @@ impl Classifier {
                 Role::Detect => {}
             }
         }
-        let mut best: Option<(Severity, usize, bool)> = None;
+        // The most severe signal wins; then a family's own pattern over a
+        // generic one; then one that names the line's kind.
+        let mut best: Option<(Severity, bool, bool, usize)> = None;
         for &i in signals.iter() {
             let p = &self.pats[i];
-            let Role::Signal(sev, block) = p.role else { continue };
+            let Role::Signal(sev, _) = p.role else { continue };
             // A success span (`0 failed`) cancels the signal matches of its
             // own family that overlap it: one family's file (a user's
             // `success = [".*"]`) never silences another's errors.
@@ -468,15 +601,22 @@ impl Classifier {
                 continue;
             }
             let specific = p.family.is_some_and(|f| !self.families[f].generic);
-            let better = match best {
-                None => true,
-                Some((bs, _, bspec)) => sev > bs || (sev == bs && specific && !bspec),
-            };
-            if better {
-                best = Some((sev, block, specific));
+            let rank = (sev, specific, p.kind, i);
+            if best.is_none_or(|b| (rank.0, rank.1, rank.2) > (b.0, b.1, b.2)) {
+                best = Some(rank);
             }
         }
-        best.map(|(severity, block, specific)| LineClass { severity, block, specific })
+        let (severity, specific, _, i) = best?;
+        let p = &self.pats[i];
+        let Role::Signal(_, block) = p.role else { unreachable!("only signals are ranked") };
+        let template = crate::text::template::key(line);
+        let class = LineClass { severity, block, specific, kind: false, template };
+        if let Some((e, _)) = record.as_mut() {
+            e.class = Some(class);
+            e.kind_pat = p.kind.then_some(i as u16);
+        }
+        let kind = p.kind && tally.scratch.capture_kind(p.re(), line);
+        Some(LineClass { kind, ..class })
     }
 
     /// The location (`file:line[:col]`) in `texts` (the signal line, then
@@ -539,6 +679,11 @@ impl Classifier {
         }
     }
 
+    /// Families the engine knows (active or not).
+    pub fn family_count(&self) -> usize {
+        self.families.len()
+    }
+
     pub fn family_name(&self, i: usize) -> &str {
         &self.families[i].name
     }
@@ -567,6 +712,12 @@ impl Classifier {
         };
         Some(Verdict { family: self.families[f].name.clone(), status, counts, lines: acc.lines, from_signals: false })
     }
+}
+
+/// Whether a pattern names its line's kind: it has a group `(?P<kind>…)`
+/// (or `(?<kind>…)`).
+fn names_kind(src: &str) -> bool {
+    src.contains("(?P<kind>") || src.contains("(?<kind>")
 }
 
 /// `src` with its named groups made non-capturing: names repeat across
@@ -697,6 +848,9 @@ pub struct Tally {
     /// Line number of the last error line.
     last_error: u64,
     scratch: Scratch,
+    /// Classifications by mask (see `family::cache`).
+    cache: Cache,
+    caching: bool,
 }
 
 /// Buffers `classify` reuses from line to line.
@@ -708,9 +862,46 @@ struct Scratch {
     /// Success spans: (family, start, end).
     success: Vec<(Option<usize>, usize, usize)>,
     signals: Vec<usize>,
+    /// The kind the last signal line's pattern named.
+    kind: Vec<u8>,
+    /// The line being recorded for the cache, masked.
+    masked: Vec<u8>,
+    /// The patterns to rerun on its mask's next lines.
+    candidates: Vec<usize>,
+    /// The unsafe patterns a cached line matched.
+    rechecked: Option<PatternSet>,
+}
+
+impl Scratch {
+    /// Runs `re` for its `kind` group on `line`; true (and the code kept
+    /// in `kind`) when the group took part in the match.
+    fn capture_kind(&mut self, re: &Regex, line: &[u8]) -> bool {
+        self.kind.clear();
+        let Some(m) = re.captures(line).and_then(|c| c.name("kind")) else { return false };
+        self.kind.extend_from_slice(m.as_bytes());
+        !self.kind.is_empty()
+    }
 }
 
 impl Tally {
+    /// Turns the classification cache on (the default) or off: a run is
+    /// classified alike either way (the property tests and the fuzz
+    /// target compare them).
+    pub fn set_caching(&mut self, on: bool) {
+        self.caching = on;
+    }
+
+    /// Lines answered from the cache, and lines classified whole.
+    pub fn cache_counts(&self) -> (u64, u64) {
+        (self.cache.hits, self.cache.misses)
+    }
+
+    /// The code the last signal line's pattern captured as its kind (when
+    /// its class says `kind`).
+    pub fn kind(&self) -> &[u8] {
+        &self.scratch.kind
+    }
+
     pub fn evidence(&self, f: usize) -> u64 {
         self.evidence[f]
     }
@@ -765,6 +956,202 @@ pub struct Verdict {
     pub lines: u64,
     /// No verdict line: the status and counts come from the error lines.
     pub from_signals: bool,
+}
+
+/// The patterns the cache must not trust (see `family::cache`), and their
+/// masked pieces as two Aho-Corasick automata (ASCII case ignored or not),
+/// so the patterns a masked line may match are found in one pass.
+struct CachePlan {
+    /// Patterns any line may match (a piece that is all digits).
+    always: Vec<usize>,
+    /// The unsafe patterns as one set, and each pattern's index in it. A
+    /// cached line's rechecks are one pass of it: patterns rerun one by one
+    /// cost a pass each, and the regex crate's reverse-inner strategy fell
+    /// back to its slowest engine on lines where the inner literal comes
+    /// after a long run (an nginx error line's ` HTTP/`).
+    set: Option<meta::Regex>,
+    in_set: std::collections::HashMap<usize, usize>,
+    /// Per automaton: which pattern each of its strings belongs to.
+    searches: Vec<(aho_corasick::AhoCorasick, Vec<usize>)>,
+}
+
+impl CachePlan {
+    fn new(unsafe_pats: Vec<(usize, Option<super::cache::Pieces>)>, sources: &[String]) -> CachePlan {
+        let in_set = unsafe_pats.iter().enumerate().map(|(k, (i, _))| (*i, k)).collect();
+        let set_sources: Vec<&str> = unsafe_pats.iter().map(|(i, _)| sources[*i].as_str()).collect();
+        let set = (!set_sources.is_empty()).then(|| {
+            meta::Builder::new()
+                .configure(
+                    meta::Config::new()
+                        .match_kind(MatchKind::All)
+                        .utf8_empty(false)
+                        .which_captures(WhichCaptures::None)
+                        .hybrid_cache_capacity(16 << 20),
+                )
+                .syntax(syntax::Config::new().utf8(false))
+                .build_many(&set_sources)
+                .expect("compiled in the whole set")
+        });
+        let mut always = Vec::new();
+        let mut by_case: [(Vec<Vec<u8>>, Vec<usize>); 2] = Default::default();
+        for (i, pieces) in unsafe_pats {
+            let Some(pieces) = pieces else {
+                always.push(i);
+                continue;
+            };
+            for (p, ci) in pieces {
+                by_case[ci as usize].0.push(p);
+                by_case[ci as usize].1.push(i);
+            }
+        }
+        let searches = by_case
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (strings, _))| !strings.is_empty())
+            .map(|(ci, (strings, owners))| {
+                let ac = aho_corasick::AhoCorasick::builder()
+                    .ascii_case_insensitive(ci == 1)
+                    .build(&strings)
+                    .expect("a few short strings");
+                (ac, owners)
+            })
+            .collect();
+        CachePlan { always, set, in_set, searches }
+    }
+
+    /// The unsafe patterns `line` matches, into `found` (made to size).
+    fn matches<'a>(&self, line: &[u8], found: &'a mut Option<PatternSet>) -> &'a PatternSet {
+        let len = self.in_set.len();
+        let found = found.get_or_insert_with(|| PatternSet::new(len));
+        found.clear();
+        if let Some(set) = &self.set {
+            set.which_overlapping_matches(&Input::new(line), found);
+        }
+        found
+    }
+
+    /// Whether pattern `i` (an unsafe one) is among `found`.
+    fn contains(&self, found: &PatternSet, i: usize) -> bool {
+        self.in_set.get(&i).is_some_and(|&k| found.contains(regex_automata::PatternID::new_unchecked(k)))
+    }
+
+    /// The patterns that may match a line of this masked form, in order,
+    /// into `out`.
+    fn candidates(&self, masked: &[u8], out: &mut Vec<usize>) {
+        out.clear();
+        out.extend_from_slice(&self.always);
+        for (ac, owners) in &self.searches {
+            out.extend(ac.find_overlapping_iter(masked).map(|m| owners[m.pattern().as_usize()]));
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
+/// Indices an entry keeps inline, per list; an entry that needs more is
+/// not kept.
+const SMALL: usize = 8;
+
+/// What the cache knows about one mask.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    key: u64,
+    /// Built whole (no list overflowed, no success span).
+    cacheable: bool,
+    /// The class (its `kind` is found per line).
+    class: Option<LineClass>,
+    /// The pattern whose `kind` group names the kind.
+    kind_pat: Option<u16>,
+    /// Families this mask gives evidence for.
+    evidence: [u16; SMALL],
+    evidence_len: u8,
+    /// Verdict patterns it matched (read per line for their counts).
+    verdicts: [u16; SMALL],
+    verdicts_len: u8,
+    /// Patterns to run again on each line, and which of them matched.
+    recheck: [u16; SMALL],
+    recheck_len: u8,
+    recheck_matched: u32,
+}
+
+impl Entry {
+    fn evidence(&self) -> &[u16] {
+        &self.evidence[..self.evidence_len as usize]
+    }
+    fn verdicts(&self) -> &[u16] {
+        &self.verdicts[..self.verdicts_len as usize]
+    }
+    fn recheck(&self) -> &[u16] {
+        &self.recheck[..self.recheck_len as usize]
+    }
+}
+
+/// Pushes `v` on an inline list; false when it is full.
+fn push_small(list: &mut [u16; SMALL], len: &mut u8, v: usize) -> bool {
+    if (*len as usize) < SMALL && v <= u16::MAX as usize {
+        list[*len as usize] = v as u16;
+        *len += 1;
+        true
+    } else {
+        false
+    }
+}
+
+/// Entries the cache holds: a fixed table, one entry per slot, the newest
+/// taking its slot.
+const SLOTS: usize = 4096;
+
+#[derive(Debug, Clone, Default)]
+struct Cache {
+    slots: Vec<Entry>,
+    hits: u64,
+    misses: u64,
+    /// Lookups and hits in the current window, and lines left to classify
+    /// without the cache (see [`Cache::resting`]).
+    window: (u32, u32),
+    rest: u32,
+}
+
+/// Lookups per window of the cache's hit rate, and lines classified without
+/// it after a window with almost no hits.
+const WINDOW: u32 = 4096;
+const REST: u32 = 1 << 16;
+
+impl Cache {
+    /// Whether to classify the next line without the cache: after a window
+    /// where fewer than one lookup in sixteen hit (every line its own mask,
+    /// as in a log with a random id in every line), making entries costs
+    /// more than they save, so the next `REST` lines skip it; then it is
+    /// tried again. Either way the line is classified alike.
+    fn resting(&mut self) -> bool {
+        if self.rest > 0 {
+            self.rest -= 1;
+            return true;
+        }
+        if self.window.0 >= WINDOW {
+            if self.window.1 * 16 < self.window.0 {
+                self.rest = REST;
+            }
+            self.window = (0, 0);
+        }
+        self.window.0 += 1;
+        false
+    }
+
+    fn slot(key: u64) -> usize {
+        (key ^ (key >> 32)) as usize & (SLOTS - 1)
+    }
+
+    fn get(&self, key: u64) -> Option<Entry> {
+        self.slots.get(Self::slot(key)).filter(|e| e.cacheable && e.key == key).copied()
+    }
+
+    fn put(&mut self, e: Entry) {
+        if self.slots.is_empty() {
+            self.slots = vec![Entry::default(); SLOTS];
+        }
+        self.slots[Self::slot(e.key)] = e;
+    }
 }
 
 /// Whether `range` of `text` overlaps a credential the masker finds (or

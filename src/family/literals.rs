@@ -140,6 +140,13 @@ fn score(v: &[Lit]) -> (u32, std::cmp::Reverse<usize>) {
     (v.iter().map(|l| strength(l) + bonus(l)).min().unwrap_or(0), std::cmp::Reverse(v.len()))
 }
 
+/// Strings of which every match of `h` contains one, each byte with whether
+/// ASCII case is ignored (the byte is then lower case); a `\n` stands for
+/// the start of a line.
+pub fn required_strings(h: &Hir) -> Option<Vec<Vec<(u8, bool)>>> {
+    Some(required(h)?.into_iter().map(|l| l.0).collect())
+}
+
 /// Strings of which every match of `h` contains one.
 fn required(h: &Hir) -> Option<Vec<Lit>> {
     if let Some(e) = exact(h) {

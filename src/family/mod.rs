@@ -19,6 +19,7 @@
 //! and a pattern may still name non-ASCII literals (`エラー`).
 
 pub mod anchors;
+pub mod cache;
 pub mod classify;
 pub mod literals;
 pub mod spec;

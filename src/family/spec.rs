@@ -22,7 +22,7 @@
 //!
 //! [[signal]]
 //! severity = "error"                          # or "warning"
-//! pattern = '^E\s{3}'
+//! pattern = '^E\s{3}(?:\s*(?P<kind>\w+Error):)?'  # `kind`: the line's kind (else its template)
 //! block = { until = "location" }              # optional, per pattern
 //!
 //! [[verdict]]

@@ -19,6 +19,9 @@ use dir::HistoryDir;
 use series::{Record, Series, SeriesKey, Unit};
 use trend::{Change, Trend};
 
+/// New kinds the summary names.
+const NEW_NAMED: usize = 3;
+
 /// What the history says about a run that just ended.
 #[derive(Debug, Clone, Default)]
 pub struct Observation {
@@ -90,6 +93,8 @@ impl Observation {
                 since_previous_seconds: u64::MAX,
                 new_shapes: vec![0; series::MAX_SHAPES],
                 gone_shapes: vec![0; series::MAX_SHAPES],
+                gone_names: Vec::new(),
+                new_names: Vec::new(),
             }),
             trend: Some(Trend {
                 runs: usize::MAX,
@@ -120,16 +125,25 @@ impl Observation {
     }
 
     /// A few words for the summary line: `same as 3 min ago`,
-    /// `2 new signal shapes, 1 gone`, `crosses 30000 chars in about 4 runs`.
+    /// `2 new kinds, 1 gone since 3 min ago`, `crosses 30000 chars in
+    /// about 4 runs`.
     pub fn phrase(&self) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(c) = &self.change {
             if c.same_as.is_some() {
                 parts.push(format!("same as {}", trend::ago(c.since_previous_seconds)));
             } else if !c.new_shapes.is_empty() || !c.gone_shapes.is_empty() {
+                let new = c.new_shapes.len();
+                // The first few new kinds by name (their lines are marked
+                // `[new]` where the signal section lists them).
+                let mut names = c.new_names.iter().take(NEW_NAMED).cloned().collect::<Vec<_>>().join(", ");
+                if c.new_names.len() > NEW_NAMED {
+                    names.push_str(", …");
+                }
+                let named = if names.is_empty() { String::new() } else { format!(" ({names})") };
                 parts.push(format!(
-                    "{} new signal shapes, {} gone since {}",
-                    c.new_shapes.len(),
+                    "{new} new {}{named}, {} gone since {}",
+                    if new == 1 { "kind" } else { "kinds" },
                     c.gone_shapes.len(),
                     trend::ago(c.since_previous_seconds)
                 ));

@@ -78,10 +78,16 @@ pub struct Record {
     /// The run succeeded (status 0 or none, input complete): only these
     /// make the size series, so a failing run's flood does not move it.
     pub ok: bool,
-    /// Hashes of the signal lines' shapes (digits folded), at most
+    /// Keys of the signal lines' kinds (with their severity), at most
     /// [`MAX_SHAPES`], to say what is new and what vanished.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shapes: Vec<u64>,
+    /// The kinds' names, in the order of `shapes` (a code, or a template
+    /// in quotes, at most [`NAME_CHARS`] characters): what the next run
+    /// names as gone. A name is the masked template of a line, not the
+    /// line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
     /// Characters printed for the reader (the envelope, or the output
     /// passed through); absent in records older than `outbox stats`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,8 +127,10 @@ impl Record {
     }
 }
 
-/// Shapes kept per record.
+/// Kinds kept per record.
 pub const MAX_SHAPES: usize = 64;
+/// Characters of a kind's name kept in a record.
+pub const NAME_CHARS: usize = 40;
 
 /// What a series is about; its file name is derived from it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

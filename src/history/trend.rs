@@ -1,5 +1,5 @@
 //! What a series says: the run compared with the previous one (same
-//! output, new and vanished signal shapes) and the size's distance to a
+//! output, new and vanished signal kinds) and the size's distance to a
 //! boundary (level, spread, slope, steps, runs and days left).
 
 use serde::Serialize;
@@ -22,13 +22,19 @@ pub struct Change {
     pub same_as: Option<String>,
     /// Seconds since the previous run.
     pub since_previous_seconds: u64,
-    /// Signal shapes this run has and the previous one had not, and the
-    /// reverse (the header says how many; the hashes mean nothing to a
+    /// Signal kinds this run has and the previous one had not, and the
+    /// reverse (the header says how many; the keys mean nothing to a
     /// reader).
-    #[serde(serialize_with = "count")]
+    #[serde(rename = "new_kinds", serialize_with = "count")]
     pub new_shapes: Vec<u64>,
-    #[serde(serialize_with = "count")]
+    #[serde(rename = "gone_kinds", serialize_with = "count")]
     pub gone_shapes: Vec<u64>,
+    /// The gone kinds' names, as the previous run recorded them (the
+    /// envelope lists them in one line), and the new ones'.
+    #[serde(skip)]
+    pub gone_names: Vec<String>,
+    #[serde(skip)]
+    pub new_names: Vec<String>,
 }
 
 fn count<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
@@ -39,9 +45,14 @@ fn count<S: serde::Serializer>(v: &[u64], s: S) -> Result<S::Ok, S::Error> {
 pub fn compare(before: &[Record], now: &Record) -> Option<Change> {
     let prev = before.last()?;
     let same_as = (!now.digest.is_empty() && prev.digest == now.digest).then(|| prev.id.clone());
-    let new_shapes = now.shapes.iter().filter(|s| !prev.shapes.contains(s)).copied().collect();
-    let gone_shapes = prev.shapes.iter().filter(|s| !now.shapes.contains(s)).copied().collect();
-    Some(Change { same_as, since_previous_seconds: now.t.saturating_sub(prev.t), new_shapes, gone_shapes })
+    let new: Vec<usize> = (0..now.shapes.len()).filter(|&i| !prev.shapes.contains(&now.shapes[i])).collect();
+    let new_shapes = new.iter().map(|&i| now.shapes[i]).collect();
+    let new_names = new.iter().filter_map(|&i| now.names.get(i).cloned()).collect();
+    let gone: Vec<usize> = (0..prev.shapes.len()).filter(|&i| !now.shapes.contains(&prev.shapes[i])).collect();
+    let gone_shapes = gone.iter().map(|&i| prev.shapes[i]).collect();
+    let gone_names = gone.iter().filter_map(|&i| prev.names.get(i).cloned()).collect();
+    let since_previous_seconds = now.t.saturating_sub(prev.t);
+    Some(Change { same_as, since_previous_seconds, new_shapes, gone_shapes, gone_names, new_names })
 }
 
 /// A level step, with the revisions on either side when they were known.
@@ -246,11 +257,13 @@ mod tests {
         let c = compare(std::slice::from_ref(&a), &b).unwrap();
         assert_eq!(c.same_as.as_deref(), Some("x-1"));
         assert_eq!(ago(c.since_previous_seconds), "3 min ago");
+        let a = Record { names: vec!["E0308".into(), "E0599".into()], ..a };
         let d = Record { digest: "d2".into(), shapes: vec![1, 3], ..Record::default() };
         let c = compare(&[a], &d).unwrap();
         assert_eq!(c.same_as, None);
         assert_eq!(c.new_shapes, vec![3]);
         assert_eq!(c.gone_shapes, vec![2]);
+        assert_eq!(c.gone_names, vec!["E0599".to_string()]);
         assert_eq!(compare(&[], &d), None);
     }
 

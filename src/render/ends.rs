@@ -178,7 +178,7 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> 
         sc.signals.recent_linenos().chain(sc.signals.kept_by_priority().iter().map(|k| k.line.lineno)).collect();
     let ring: Vec<(u64, LineBody)> =
         sc.tail.lines().filter(|l| l.lineno > after).map(|l| (l.lineno, l.body())).collect();
-    let is_signal = |n: u64| signals.contains(&n) || sc.signals.last_hit_shape(n).is_some();
+    let is_signal = |n: u64| signals.contains(&n) || sc.signals.last_hit_kind(n).is_some();
     let unfolded_from = sc.lines.saturating_sub(sc.unfolded_tail);
     let keys: Vec<Option<u64>> =
         ring.iter().map(|&(n, b)| if n > unfolded_from { None } else { fold_key(b, is_signal(n)) }).collect();

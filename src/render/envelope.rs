@@ -32,11 +32,12 @@ use serde::Serialize;
 
 use crate::render::ends::{choose_head, choose_tail, head_bodies, head_reach};
 use crate::render::facts::RunFacts;
+use crate::render::kinds;
 use crate::render::masks;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
-use crate::stream::signal::{shape as signal_shape, Group, SignalKeeper, SIGNAL_LINE_CHARS};
+use crate::stream::signal::{kind_key, Group, SIGNAL_LINE_CHARS};
 use crate::text::redraw;
 use crate::text::sanitize::{display, terminal_safe_json, Display};
 use crate::text::secrets::{self, Counts, KeyBlocks};
@@ -49,8 +50,16 @@ pub(super) const MIN_LINE_ROOM: usize = 48;
 /// Characters a note (`--- … ---` before the head) may take: longer ones
 /// are cut in the middle with the cut marker, like every other shortening.
 const NOTE_CHARS: usize = 160;
+/// Budgets up to this list no kind in the header; past it, one kind per
+/// `KIND_PER_CHARS`.
+const KINDS_FROM: usize = 4000;
+const KIND_PER_CHARS: usize = 1250;
+/// Characters the summary note may take.
+const SUMMARY_CHARS: usize = 320;
 /// Characters the gap marker may take with its inventory, at most.
 const GAP_CHARS: usize = 400;
+/// Characters the line naming the kinds not shown may take, at most.
+const KINDS_CHARS: usize = 400;
 /// Characters a block line (after a signal line) may take.
 const BLOCK_LINE_CHARS: usize = 200;
 
@@ -275,11 +284,7 @@ fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
         + notes_len
         + head_marker(sc.lines, b.budget as u64).chars().count()
         + gap_room(sc, b)
-        + if hits > 0 {
-            signal_marker(hits, hits).chars().count() + omitted_marker(hits, sc.signals).chars().count()
-        } else {
-            0
-        }
+        + if hits > 0 { signal_marker(hits, hits).chars().count() + omitted_marker(hits).chars().count() } else { 0 }
         + tail_marker(asked, asked).chars().count()
 }
 
@@ -295,6 +300,14 @@ fn compact(info: &RunFacts, cap: usize) -> RunFacts {
     out.notes = info.notes.iter().map(|n| cut(n)).collect();
     for v in out.extra.values_mut() {
         shorten_strings(v, &cut);
+    }
+    // The kinds list shrinks with the rest (the summary still names them).
+    match out.extra.get_mut("kinds") {
+        Some(serde_json::Value::Array(a)) if cap >= 20 => a.truncate(cap / 20),
+        Some(_) => {
+            out.extra.remove("kinds");
+        }
+        None => {}
     }
     out
 }
@@ -336,8 +349,21 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     // leaves the rest to the signal lines.
     let head_reserve = provisional.used;
     let sig_room = room - head_reserve;
+    // The kinds that get no line are named: the room for that line is
+    // taken from the signal lines only when some kind is left out, and
+    // only as much as naming those kinds takes.
     let mut sigs = choose_signals(sc, h0, first_tail_min, sig_room, &info.new_shapes);
-    room -= sigs.used;
+    let kinds_room = match sigs.unplaced.len() {
+        0 => 0,
+        _ => {
+            let cap = kinds_room(b).min(sig_room / 2);
+            let unplaced: Vec<&Group> = sigs.unplaced.iter().filter_map(|k| sc.signals.group(*k)).collect();
+            let need = kinds::not_shown(&unplaced, cap).chars().count();
+            sigs = choose_signals(sc, h0, first_tail_min, sig_room - need, &info.new_shapes);
+            need.max(kinds::not_shown(&unplaced, 0).chars().count()).min(cap)
+        }
+    };
+    room -= sigs.used + kinds_room;
 
     // 4. What is left flows: half of it (beyond the reservation) may grow
     // the head, the tail then grows by characters over the lines the head
@@ -367,16 +393,20 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
             None => signal.is_match(&l.raw),
         };
         if hit {
-            let first_shape = || sc.signals.first().map_or(0, |k| signal_shape(k.line.body()));
-            visible.insert(lineno, if l.cut { first_shape() } else { signal_shape(LineBody::Whole(&l.raw)) });
+            let kind = match sc.signals.early_kind(lineno) {
+                Some(k) => k,
+                None if l.cut => sc.signals.first().map_or(0, |k| k.kind),
+                None => kind_key(LineBody::Whole(&l.raw)),
+            };
+            visible.insert(lineno, kind);
         }
     }
     // Signal lines never fold: a tail line that is a hit is shown.
     for &(lineno, _) in tail.lines.iter().filter(|l| l.1) {
-        if let Some(sh) = sc.signals.last_hit_shape(lineno) {
-            visible.insert(lineno, sh);
+        if let Some(kind) = sc.signals.last_hit_kind(lineno) {
+            visible.insert(lineno, kind);
         } else if let Some(k) = sc.signals.recent().find(|k| k.line.lineno == lineno) {
-            visible.insert(lineno, signal_shape(k.line.body()));
+            visible.insert(lineno, k.kind);
         }
     }
     // Listed lines the grown tail now shows itself count as tail lines;
@@ -386,7 +416,8 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     }
     let listed = sigs.shapes.iter().filter(|e| e.0 > h && e.0 < first_tail);
     let grouped: std::collections::HashSet<u64> = listed.filter(|e| e.2).map(|e| e.1).collect();
-    let represented: u64 = grouped.iter().filter_map(|sh| sc.signals.group(*sh)).map(|g| g.count).sum();
+    // An estimated count stands for the hits certainly counted.
+    let represented: u64 = grouped.iter().filter_map(|sh| sc.signals.group(*sh)).map(|g| g.least()).sum();
     let shown_signals = represented + visible.values().filter(|sh| !grouped.contains(sh)).count() as u64;
     let ansi = head.ansi + tail.ansi + sigs.ansi;
 
@@ -409,8 +440,15 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     for (_, text) in &sigs.entries {
         out.push_str(text);
     }
+    // Kinds none of whose lines is visible are named, so none is absent
+    // without a word.
+    let seen: std::collections::HashSet<u64> = visible.values().copied().collect();
+    let missing: Vec<&Group> = kinds::ranked(sc.signals).into_iter().filter(|g| !seen.contains(&g.kind)).collect();
+    if !missing.is_empty() {
+        out.push_str(&kinds::not_shown(&missing, kinds_room));
+    }
     if shown_signals < hits {
-        out.push_str(&omitted_marker(hits - shown_signals, sc.signals));
+        out.push_str(&omitted_marker(hits - shown_signals));
     }
     if covered > 0 {
         out.push_str(&tail_marker(covered, asked));
@@ -456,15 +494,18 @@ fn header_block(sc: &Scanned, b: &Budgets, info: &RunFacts, shown: Shown) -> Str
         exit_status: info.exit_status(),
         killed_by_signal: info.killed_by_signal_name(),
         duration_ms: info.duration_ms(),
-        extra: extra_fields(info),
+        extra: extra_fields(info, b.budget),
     };
     let json = terminal_safe_json(&serde_json::to_string(&h).expect("header serialises"));
     format!("{HEADER_OPEN}\n{json}\n{HEADER_CLOSE}\n")
 }
 
 /// The header's last fields, in order: what `--format auto` detected,
-/// which stream, then the record's extras (e.g. a JSON parse error).
-fn extra_fields(info: &RunFacts) -> serde_json::Map<String, serde_json::Value> {
+/// which stream, then the record's extras (e.g. a JSON parse error). The
+/// `kinds` list is cut to what the budget affords (none up to 4,000
+/// characters, then one per 1,250: 8 at the default budget), so it never
+/// crowds out the lines of a small envelope (the summary names kinds too).
+fn extra_fields(info: &RunFacts, budget: usize) -> serde_json::Map<String, serde_json::Value> {
     let mut m = serde_json::Map::new();
     if let Some(d) = info.detected {
         m.insert("detected".into(), d.into());
@@ -473,6 +514,14 @@ fn extra_fields(info: &RunFacts) -> serde_json::Map<String, serde_json::Value> {
         m.insert("stream".into(), s.as_str().into());
     }
     m.extend(info.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let afford = budget.saturating_sub(KINDS_FROM) / KIND_PER_CHARS;
+    match m.get_mut("kinds") {
+        Some(serde_json::Value::Array(a)) if afford > 0 => a.truncate(afford),
+        Some(_) => {
+            m.remove("kinds");
+        }
+        None => {}
+    }
     m
 }
 
@@ -492,7 +541,9 @@ fn notes(sc: &Scanned, info: &RunFacts) -> Vec<String> {
         v.push(format!("--- full output NOT kept: {e} ---\n"));
     }
     for n in &info.notes {
-        let n = shorten_text(&display(n.as_bytes()).text, NOTE_CHARS);
+        // The summary names kinds: it may take more than another note.
+        let cap = if n.starts_with("summary: ") { SUMMARY_CHARS } else { NOTE_CHARS };
+        let n = shorten_text(&display(n.as_bytes()).text, cap);
         v.push(format!("--- {n} ---\n"));
     }
     v
@@ -504,7 +555,7 @@ fn head_marker(lines: u64, chars: u64) -> String {
 
 /// `--- lines A-B not shown (N lines) ---`, and when `max_chars` leaves
 /// room, what the gap holds: its most frequent line shapes with their
-/// counts, `(N lines): 2955 × "Compiling crate# v#.#.#", ≈12 × "…" ---`,
+/// counts, `(N lines): 2955 × "Compiling <*> <*>", ≈12 × "…" ---`,
 /// as many as fit in `max_chars` (the plain marker is returned whole even
 /// when longer). `≈` marks a count that is estimated (see `gap_counts`).
 pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String {
@@ -523,14 +574,17 @@ pub fn gap_marker(sc: &Scanned, from: u64, to: u64, max_chars: usize) -> String 
         if c.count < 1.5 {
             break;
         }
-        // An example holding a credential is shown masked, unshaped:
-        // shaping would fold the marker's count and could leave parts of
-        // a token the masker no longer recognises.
+        // An example holding a credential is shown masked and unspelled:
+        // spelling the template could leave parts of a token the masker no
+        // longer recognises.
         let example = whole_words(&c.example);
         let whole = display(example).text;
-        let shaped = display(&crate::text::shape::bytes(example)).text;
-        let text =
-            if whole.contains(secrets::MARKER_OPEN) || shaped.contains(secrets::MARKER_OPEN) { whole } else { shaped };
+        let spelled = display(&crate::text::template::spell(&c.example)).text;
+        let text = if whole.contains(secrets::MARKER_OPEN) || spelled.contains(secrets::MARKER_OPEN) {
+            whole
+        } else {
+            spelled
+        };
         let text = shorten_text(text.trim(), GAP_SHAPE_CHARS);
         let item = format!(
             "{}{}{:.0} × \"{text}\"",
@@ -572,16 +626,14 @@ fn signal_marker(shown: u64, hits: u64) -> String {
     format!("--- signal lines ({shown} of {hits} shown) ---\n")
 }
 
-/// K = M - S (see `render_with`). Hits of shapes first seen once the group
-/// table was full are said, since no count represents them.
-fn omitted_marker(k: u64, signals: &SignalKeeper) -> String {
-    match signals.ungrouped() {
-        0 => format!("--- {k} more signal lines omitted; read full_output ---\n"),
-        u => format!(
-            "--- {k} more signal lines omitted; read full_output ({u} signal lines have shapes past the first {} and are not grouped) ---\n",
-            signals.groups_cap()
-        ),
-    }
+/// K = M - S (see `render_with`).
+fn omitted_marker(k: u64) -> String {
+    format!("--- {k} more signal lines omitted; read full_output ---\n")
+}
+
+/// Characters set aside to name the kinds that get no line.
+fn kinds_room(b: &Budgets) -> usize {
+    (b.budget / 24).clamp(40, KINDS_CHARS)
 }
 
 fn tail_marker(shown: u64, asked: u64) -> String {
@@ -592,9 +644,12 @@ struct Signals {
     entries: Vec<(u64, String)>,
     used: usize,
     ansi: u64,
-    /// Per entry: its line, its shape, and whether it carries its group's
-    /// count (then it stands for every line of that shape).
+    /// Per entry: its line, its kind, and whether it carries its group's
+    /// count (then it stands for every line of that kind).
     shapes: Vec<(u64, u64, bool)>,
+    /// Kinds of the table with no line placed, nor a hit in the head
+    /// or the tail as provisionally placed.
+    unplaced: Vec<u64>,
 }
 
 /// A signal line placed in the section: its text as fitted (widened
@@ -616,22 +671,28 @@ struct Placed<'a> {
 /// blocks: first up to the line that names the location, then the rest. A
 /// block line is printed `LINENO- TEXT` (grep's context style).
 fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes: &[u64]) -> Signals {
-    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0, shapes: Vec::new() };
+    let mut s = Signals { entries: Vec::new(), used: 0, ansi: 0, shapes: Vec::new(), unplaced: Vec::new() };
     let mut placed: Vec<Placed> = Vec::new();
     let mut order = sc.signals.kept_between(after, before);
     // What is new since the previous run goes first (stable: the rest keep
     // their priority order).
     if !new_shapes.is_empty() {
-        order.sort_by_key(|k| !new_shapes.contains(&signal_shape(k.line.body())));
+        order.sort_by_key(|k| !new_shapes.contains(&k.kind));
     }
     let mut grouped = std::collections::HashSet::new();
+    let mut marked = std::collections::HashSet::new();
     for k in order {
         let line = &k.line;
-        let sh = signal_shape(line.body());
+        let sh = k.kind;
         let group = sc.signals.group(sh).filter(|g| g.count > 1 && !grouped.contains(&sh));
         let prefix = format!("{}: ", line.lineno);
         let Some((text, chars, ansi)) = fit_or_shorten(line.body(), SIGNAL_LINE_CHARS, false) else { continue };
-        let note = group.map(group_note).unwrap_or_default();
+        let mut note = group.map(group_note).unwrap_or_default();
+        // A kind the previous run of this command did not have is marked
+        // on its first listed line.
+        if new_shapes.contains(&sh) && !marked.contains(&sh) {
+            note.push_str(" [new]");
+        }
         let cost = prefix.len() + chars + note.chars().count() + 1;
         if s.used + cost > room {
             continue;
@@ -641,13 +702,17 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
         if group.is_some() {
             grouped.insert(sh);
         }
+        marked.insert(sh);
         s.shapes.push((line.lineno, sh, group.is_some()));
         placed.push(Placed { kept: k, text, chars, ansi, prefix, note, block: Vec::new() });
     }
+    let mut shown = sc.signals.kinds_at_ends(after, before);
+    shown.extend(s.shapes.iter().map(|e| e.1));
+    s.unplaced = kinds::ranked(sc.signals).iter().map(|g| g.kind).filter(|k| !shown.contains(k)).collect();
     // Block lines: to the location first, then the rest, entry by entry.
     for pass in 0..2 {
         for p in placed.iter_mut() {
-            let file = p.kept.location.as_deref().and_then(|l| l.split(':').next()).filter(|f| !f.is_empty());
+            let file = p.kept.file();
             let lines: Vec<(u64, &[u8])> = p.kept.block_lines().filter(|(n, _)| *n < before).collect();
             let upto = match file {
                 Some(f) if !p.text.contains(f) => {
@@ -929,11 +994,13 @@ fn shorten_with(
     (s, pdisp + marker_len + sdisp, (pd.ansi_stripped + sd.ansi_stripped) as u64, marker_len)
 }
 
-/// What a group's listed line adds: ` [× N: lines A, B, C, …, Z]`, the
-/// count of its shape in the whole input, its first line numbers and its
-/// last.
+/// What a group's listed line adds: ` [TS2322 × 87: lines A, B, C, …, Z]`,
+/// its kind's code (when a family captured one; a template is the line
+/// itself), the count of its kind in the whole input (see `kinds::count`),
+/// its first line numbers and its last.
 fn group_note(g: &Group) -> String {
-    let mut s = format!(" [× {}: lines ", g.count);
+    let code = if g.code.is_some() { format!("{} ", kinds::label(g, 40)) } else { String::new() };
+    let mut s = format!(" [{code}× {}: lines ", kinds::count(g));
     for (i, l) in g.first_linenos.iter().enumerate() {
         if i > 0 {
             s.push_str(", ");

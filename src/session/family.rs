@@ -7,8 +7,8 @@
 //! holds the outcome):
 //!
 //! ```text
-//! --- summary: FAILED (pytest): 2 failed, 3 passed, 1 warnings; signals: 5 errors, 1 warning; first error test_calc.py:23 ---
-//! --- summary: no verdict; signals: 3 errors, 0 warnings; first error src/lib.rs:10:24 ---
+//! --- summary: FAILED (pytest): 2 failed, 3 passed, 1 warnings; signals: 5 errors of 2 kinds: ZeroDivisionError ×3, AssertionError ×2; 1 warning of 1 kind: DeprecationWarning ×1; first error test_calc.py:23 ---
+//! --- summary: no verdict; signals: 531 errors of 24 kinds: TS6133 ×212, TS2322 ×87, TS2307 ×40, …; first error src/a.ts:10:24 ---
 //! --- summary: no error or warning lines ---
 //! ```
 //!
@@ -21,7 +21,12 @@ use crate::family::classify::Status;
 use crate::family::{self, Classifier, FamilyOptions, Severity};
 use crate::render::facts::CommandInfo;
 use crate::render::facts::RunFacts as RunInfo;
+use crate::render::kinds;
 use crate::stream::scan::Scanned;
+
+/// Kinds the header lists at most (the summary names the top three of
+/// each severity; the signal section shows them all as room allows).
+const HEADER_KINDS: usize = 8;
 
 /// The engine for these options; None when family knowledge is off.
 ///
@@ -155,6 +160,14 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
     signals.insert("warning".into(), warnings.into());
     info.extra.insert("family".into(), detected.map(|f| engine.family_name(f)).into());
     info.extra.insert("signals".into(), signals.into());
+    if errors + warnings > 0 {
+        let totals = [Severity::Error, Severity::Warning].map(|s| sc.signals.kinds_total(s));
+        info.extra.insert("kinds".into(), kinds::header(sc.signals, HEADER_KINDS));
+        info.extra.insert("kinds_total".into(), (totals[0].0 + totals[1].0).into());
+        if totals[0].1 || totals[1].1 {
+            info.extra.insert("kinds_total_estimated".into(), true.into());
+        }
+    }
     let exit = command.and_then(|c| c.exit_status.or(c.killed_by_signal.map(|s| 128 + s)));
     let mismatch = match (&verdict, exit) {
         (Some(v), Some(code)) => (v.status == Status::Passed) != (code == 0),
@@ -197,8 +210,11 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
         None if errors + warnings == 0 => parts.push("no error or warning lines".into()),
         None => parts.push("no verdict".into()),
     }
-    if errors + warnings > 0 {
-        parts.push(format!("signals: {errors} errors, {warnings} warnings"));
+    // The hits of each severity with their most frequent kinds.
+    let said: Vec<String> =
+        [Severity::Error, Severity::Warning].into_iter().filter_map(|s| kinds::summary(sc.signals, s, 3)).collect();
+    if !said.is_empty() {
+        parts.push(format!("signals: {}", said.join("; ")));
     }
     if let Some((_, loc)) = sc.first_error_location {
         parts.push(format!("first error {loc}"));

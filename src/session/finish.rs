@@ -191,6 +191,12 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
     ) -> Option<(history::Observation, history::Pending)> {
         let store = self.store.as_ref().ok()?;
         ingest.spill.temp.as_ref()?;
+        let kinds: Vec<u64> = sc.signals.kinds_seen().map(|k| k.0).collect();
+        let names: Vec<String> = sc
+            .signals
+            .kinds_seen()
+            .map(|k| crate::render::kinds::label_of(k.1, k.2, crate::history::series::NAME_CHARS))
+            .collect();
         let run = history::RunFigures {
             label: &self.label,
             command: facts.command.as_ref(),
@@ -200,7 +206,8 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             signals: sc.signals.hits(),
             errors: sc.signals.count(crate::family::Severity::Error),
             warnings: sc.signals.count(crate::family::Severity::Warning),
-            shapes: sc.signals.shapes(),
+            shapes: &kinds,
+            names: &names,
             id: &facts.id,
             digest: &store::digest_hex(&ingest.spill.digest),
             complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
@@ -217,6 +224,11 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         }
         if let Some(c) = &observation.change {
             facts.new_shapes = c.new_shapes.clone();
+            // What is gone, named in one line (a kind is named as its run
+            // recorded it: its code, or its template).
+            if !c.gone_names.is_empty() && c.same_as.is_none() {
+                facts.notes.push(format!("gone since the previous run: {}", c.gone_names.join(", ")));
+            }
         }
         // The summary line says it too: `same as 3 min ago`, new shapes,
         // the boundary ahead.

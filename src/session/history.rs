@@ -23,6 +23,8 @@ pub struct RunFigures<'a> {
     pub errors: u64,
     pub warnings: u64,
     pub shapes: &'a [u64],
+    /// The kinds' names, in the order of `shapes`.
+    pub names: &'a [String],
     pub id: &'a str,
     pub digest: &'a str,
     pub complete: bool,
@@ -88,6 +90,7 @@ pub fn observe(store: &Store, opts: &RunOptions, run: &RunFigures<'_>) -> std::i
         rev: project::revision(&root),
         ok: run.complete && killed.is_none() && status.is_none_or(|s| s == 0),
         shapes: run.shapes.iter().take(MAX_SHAPES).copied().collect(),
+        names: run.names.iter().take(MAX_SHAPES).cloned().collect(),
         printed: None,
         strategy: None,
     };

@@ -36,6 +36,20 @@ impl OpenBlock {
         OpenBlock { lineno, class, line, lines: Vec::new(), linenos: Vec::new(), count: 0, chars: 0, seeking: None }
     }
 
+    /// Starts a new block in this one's buffers (a block per signal line
+    /// allocated three buffers a line).
+    pub fn reset(&mut self, lineno: u64, line: &[u8], class: LineClass) {
+        self.lineno = lineno;
+        self.class = class;
+        self.line.clear();
+        self.line.extend_from_slice(&line[..line.len().min(LINE_KEEP)]);
+        self.lines.clear();
+        self.linenos.clear();
+        self.count = 0;
+        self.chars = 0;
+        self.seeking = None;
+    }
+
     /// Offers the next line (number `lineno`); false when the block is
     /// closed (the line may or may not have been taken).
     pub fn take(&mut self, c: &Classifier, lineno: u64, line: &[u8]) -> bool {

@@ -21,7 +21,7 @@ use crate::family::{Classifier, Severity, Tally};
 use crate::stream::block::OpenBlock;
 use crate::stream::gap::GapInventory;
 use crate::stream::line::{LineBody, StoredLine};
-use crate::stream::signal::SignalKeeper;
+use crate::stream::signal::{Kind, SignalKeeper};
 use crate::stream::tail::{strip_cr, TailRing};
 use crate::text::utf8::CharCounter;
 
@@ -120,6 +120,8 @@ pub struct Scanner {
     /// Family knowledge, when the run uses it: which matching lines are
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
+    /// The code the latest signal line's family captured as its kind.
+    kind_code: Vec<u8>,
     finished: bool,
     /// No other scanner of this process has it (see `Scanned::serial`).
     serial: u64,
@@ -133,6 +135,8 @@ struct Families {
     classifier: Arc<Classifier>,
     tally: Tally,
     block: Option<OpenBlock>,
+    /// The last closed block, whose buffers the next one reuses.
+    spare: Option<OpenBlock>,
     first_error_location: Option<(u64, String)>,
 }
 
@@ -192,6 +196,7 @@ impl Scanner {
             literal: None,
             candidates: Vec::new(),
             families: None,
+            kind_code: Vec::new(),
             finished: false,
             serial: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -209,7 +214,15 @@ impl Scanner {
         self.signal = classifier.prefilter_shared();
         self.literal = classifier.literal_prefilter().map(|l| Arc::new(l.clone()));
         let tally = classifier.tally();
-        self.families = Some(Families { classifier, tally, block: None, first_error_location: None });
+        self.families = Some(Families { classifier, tally, block: None, spare: None, first_error_location: None });
+    }
+
+    /// Turns the classification cache on (the default) or off (see
+    /// `family::cache`); call after `set_classifier`.
+    pub fn set_caching(&mut self, on: bool) {
+        if let Some(f) = self.families.as_mut() {
+            f.tally.set_caching(on);
+        }
     }
 
     pub fn bytes(&self) -> u64 {
@@ -528,13 +541,31 @@ impl Scanner {
             if let Some(open) = fam.block.as_ref().filter(|b| b.class.specific && !class.specific) {
                 class.block = open.class.block;
             }
+            // The kind: the code the pattern captured, else the template.
+            self.kind_code.clear();
+            let kind_key = if class.kind {
+                self.kind_code.extend_from_slice(fam.tally.kind());
+                None
+            } else {
+                Some(class.template)
+            };
             self.close_block();
-            self.signals.offer_with(lineno, body, class.severity);
+            let kind = match kind_key {
+                Some(key) => Kind { key, code: None },
+                None => Kind::code(&self.kind_code),
+            };
+            self.signals.offer_with(lineno, body, class.severity, kind);
             let fam = self.families.as_mut().expect("families");
             if class.severity == Severity::Error {
                 fam.tally.note_error(lineno);
             }
-            fam.block = Some(OpenBlock::new(lineno, head, class));
+            fam.block = Some(match fam.spare.take() {
+                Some(mut b) => {
+                    b.reset(lineno, head, class);
+                    b
+                }
+                None => OpenBlock::new(lineno, head, class),
+            });
             return;
         }
         let Some(b) = fam.block.as_mut() else { return };
@@ -560,6 +591,7 @@ impl Scanner {
         if let (true, None, Some(l)) = (error, &fam.first_error_location, location) {
             fam.first_error_location = Some((b.lineno, l));
         }
+        fam.spare = Some(b);
     }
 
     /// Looks up the locations `attach_block` left for the end: those of

@@ -2,34 +2,41 @@
 //! the matching lines can be shown.
 //!
 //! Every hit is counted. What is kept is bounded by count and by bytes:
-//! - a *group* per distinct shape (see [`shape`]: numbers and ids folded,
-//!   paths kept, so `error at 12` and `error at 13` are one shape), in a
-//!   fixed table: its
-//!   count, its first line numbers, its first and its last line. Lines of
-//!   shapes first seen once the table is full are counted in `ungrouped`;
-//! - the most recent hits (nearest the verdict), in a ring;
+//! - a *group* per *kind* and severity (see [`Kind`]: the code a family
+//!   captured, `E0308`, `TS2322`, else the line's template, numbers, ids,
+//!   paths and quoted strings masked), in a fixed table over the whole
+//!   input (Space-Saving: a new kind takes the place of the one with the
+//!   smallest count, whose count it inherits as its error, so late kinds
+//!   get places as early ones did, and every count is exact or marked as
+//!   an estimate with its bound): its count, its first line numbers, its
+//!   first and its last line;
+//! - the first hit, and the most recent hits (nearest the verdict), in a
+//!   ring;
 //! - a *spread*: a bounded sample of hits evenly spread over line numbers,
 //!   however long the input grows (at most one hit per `stride` lines;
 //!   when the sample is full the stride doubles and every other sample
 //!   goes), so a long input is represented over its whole length, not by
 //!   its start.
 //!
-//! At render time the envelope picks, in this priority: errors before
-//! warnings, and within a severity: the first hit, the few last ones, then
-//! groups (rarest shapes first) with a spread sample after every three (in
-//! an order that halves the largest gap first), then the last of each shape,
-//! then the other recent ones; and prints the chosen ones in input order.
+//! At render time the envelope picks kinds first: one line of every kind
+//! before a second line of any (errors, then warnings; the first hit, then
+//! the rarest kinds), then more lines per kind (its last, another file
+//! first) with spread samples between (in an order that halves the largest
+//! gap first), then the other recent ones; and prints the chosen ones in
+//! input order.
 //!
 //! With family knowledge (see `crate::family`) each kept line also carries
 //! its severity, its *block* (the bounded lines after it that belong to it)
 //! and its location; the scanner attaches the block when it closes.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use regex::bytes::Regex;
 
 use crate::family::Severity;
 use crate::stream::line::{LineBody, StoredLine};
+use crate::text::template;
 
 /// The default signal pattern (case-insensitive, Unicode word boundaries).
 pub const DEFAULT_SIGNAL: &str = r"\b(error|failed|failure|fatal|panic|exception)\b";
@@ -55,11 +62,57 @@ pub fn matcher(user: Option<&str>) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(&pat).size_limit(64 << 20).dfa_size_limit(64 << 20).build()
 }
 
+/// What a signal line is an instance of: the code its family captured
+/// (`E0308`, `TS2322`, a rule or exception name), else its template
+/// (`text::template`). Lines of one kind and one severity are grouped.
+#[derive(Debug, Clone, Copy)]
+pub struct Kind<'a> {
+    /// The template's or the code's key.
+    pub key: u64,
+    /// The captured code, when there is one.
+    pub code: Option<&'a [u8]>,
+}
+
+impl<'a> Kind<'a> {
+    /// The kind a family named: its captured code.
+    pub fn code(code: &'a [u8]) -> Kind<'a> {
+        Kind { key: template::code_key(code), code: Some(code) }
+    }
+
+    /// The kind of a line without a code: its template (colour codes
+    /// removed first).
+    pub fn template(line: &[u8]) -> Kind<'static> {
+        Kind { key: template::key(&crate::family::classify::strip_ansi(line)), code: None }
+    }
+
+    /// The kind of a stored line without a code (its kept start).
+    pub fn of_body(body: LineBody) -> Kind<'static> {
+        Kind::template(head_of(body))
+    }
+}
+
+/// The first bytes of a line that decide its kind.
+fn head_of(body: LineBody<'_>) -> &[u8] {
+    match body {
+        LineBody::Whole(b) => b,
+        LineBody::Cut { prefix, .. } => prefix,
+    }
+}
+
+/// A kind's key with its severity folded in: a lint that is a warning in
+/// one place and an error in another is two groups.
+fn group_key(kind: u64, severity: Severity) -> u64 {
+    let h = (kind ^ (severity as u64 + 1)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    h ^ (h >> 31)
+}
+
 /// A kept signal line with what belongs to it.
 #[derive(Debug, Clone)]
 pub struct Kept {
     pub line: StoredLine,
     pub severity: Severity,
+    /// Its group's key (kind and severity).
+    pub kind: u64,
     /// The lines after it that belong to it, each ending with `\n`.
     pub block: Vec<u8>,
     /// Their line numbers (consecutive, except a location line found
@@ -72,10 +125,11 @@ pub struct Kept {
 }
 
 impl Kept {
-    fn new(lineno: u64, body: LineBody, severity: Severity) -> Kept {
+    fn new(lineno: u64, body: LineBody, severity: Severity, kind: u64) -> Kept {
         Kept {
             line: StoredLine::new(lineno, body, PIECE),
             severity,
+            kind,
             block: Vec::new(),
             block_linenos: Vec::new(),
             location: None,
@@ -83,9 +137,10 @@ impl Kept {
         }
     }
 
-    fn set(&mut self, lineno: u64, body: LineBody, severity: Severity) {
+    fn set(&mut self, lineno: u64, body: LineBody, severity: Severity, kind: u64) {
         self.line.set(lineno, body, PIECE);
         self.severity = severity;
+        self.kind = kind;
         self.block.clear();
         self.block_linenos.clear();
         self.location = None;
@@ -99,70 +154,121 @@ impl Kept {
             .zip(self.block.split_inclusive(|&b| b == b'\n'))
             .map(|(n, l)| (*n, l.strip_suffix(b"\n").unwrap_or(l)))
     }
+
+    /// The file its location names, if any.
+    pub fn file(&self) -> Option<&str> {
+        self.location.as_deref().and_then(|l| l.split(':').next()).filter(|f| !f.is_empty())
+    }
 }
 
-/// All the hits of one shape: counted whole, kept by their ends.
+/// The hits of one kind (and severity): counted, kept by their ends.
 #[derive(Debug)]
 pub struct Group {
-    pub shape: u64,
-    /// Hits of this shape in the whole input.
+    /// The kind's key with the severity folded in.
+    pub kind: u64,
+    pub severity: Severity,
+    /// The code a family captured (at most `CODE_BYTES`); None: the kind
+    /// is the template of `first`.
+    pub code: Option<Box<[u8]>>,
+    /// Hits counted since the kind took its place in the table, plus
+    /// `error`: never under the kind's hits in the whole input, and over
+    /// them by at most `error` (Space-Saving).
     pub count: u64,
-    /// Line numbers of the first `FIRST_LINENOS` hits.
+    pub error: u64,
+    /// Line numbers of the first `FIRST_LINENOS` hits counted.
     pub first_linenos: Vec<u64>,
     pub first: Kept,
     /// The latest hit, once there are two.
     pub last: Option<Kept>,
+    /// Where the group is in the keeper's min-heap of counts.
+    heap_at: usize,
 }
 
 impl Group {
     pub fn last_lineno(&self) -> u64 {
         self.last.as_ref().unwrap_or(&self.first).line.lineno
     }
+
+    /// The count is the number of the kind's hits in the whole input.
+    pub fn exact(&self) -> bool {
+        self.error == 0
+    }
+
+    /// Hits of the kind certainly in the input (`count` when exact).
+    pub fn least(&self) -> u64 {
+        self.count - self.error
+    }
+
+    /// The kind's name, raw (not made safe to print): the captured code,
+    /// else the template of its first kept line from its message on.
+    pub fn name(&self) -> Vec<u8> {
+        match &self.code {
+            Some(c) => c.to_vec(),
+            None => template::name(&crate::family::classify::strip_ansi(head_of(self.first.line.body()))),
+        }
+    }
 }
 
 /// Line numbers a group remembers from its start.
 const FIRST_LINENOS: usize = 3;
+/// Bytes of a captured code kept (a code is a short name).
+const CODE_BYTES: usize = 64;
 /// Spread samples kept: enough to show every part of a long input at any
 /// budget that has room for a few dozen signal lines.
 const SPREAD_CAP: usize = 64;
 /// Groups listed before each spread sample, when not all fit.
 const GROUPS_PER_SAMPLE: usize = 3;
-/// Shapes remembered in input order for the run history.
-const SHAPES_REMEMBERED: usize = 64;
+/// Kinds remembered in input order for the run history.
+const KINDS_REMEMBERED: usize = 64;
 
 #[derive(Debug)]
 pub struct SignalKeeper {
     hits: u64,
     by_severity: [u64; 2],
-    /// Line numbers of the first hits: enough to tell which lines of the
-    /// head arena are signal lines (a line there has at least 2 bytes).
-    early: Vec<u64>,
+    /// (line number, kind) of the first hits: enough to tell which lines
+    /// of the head arena are signal lines (a line there has at least 2
+    /// bytes), and of what kind.
+    early: Vec<(u64, u64)>,
     early_cap: usize,
     recent: VecDeque<Kept>,
     recent_cap: usize,
-    /// (line number, shape) of the latest hits, as many as the tail can
+    /// (line number, kind) of the latest hits, as many as the tail can
     /// show lines: which of the tail's lines are signal lines, beyond the
     /// few `recent` keeps whole.
     last_hits: VecDeque<(u64, u64)>,
     last_hits_cap: usize,
-    /// In order of first appearance; never evicted, so a group's count is
-    /// every hit of its shape.
+    /// The kinds, at most `groups_cap`, over the whole input: a kind not
+    /// in a full table takes the place of the one with the smallest count
+    /// and inherits that count as its error (Space-Saving), so a kind late
+    /// in the input gets a place as an early one did, and a count is never
+    /// under the truth.
     groups: Vec<Group>,
-    group_of: HashMap<u64, usize>,
+    /// Kind keys are hashes already: no second hash.
+    group_of: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
     groups_cap: usize,
-    /// Hits whose shape came after the table was full.
-    ungrouped: u64,
-    /// The group of the latest hit (None: ungrouped).
+    /// Group indices as a min-heap on `count` (the next to give its place).
+    heap: Vec<usize>,
+    /// Whether a kind ever gave its place up (counts may be estimates,
+    /// and the distinct kinds are estimated).
+    evicted: bool,
+    /// Distinct kinds per severity: exact while nothing was evicted, and
+    /// a HyperLogLog sketch for after.
+    distinct: [u64; 2],
+    sketch: [Sketch; 2],
+    /// The group of the latest hit.
     latest_group: Option<usize>,
+    /// The first hit of the input, kept whatever happens to its group.
+    first_hit: Option<Kept>,
     /// At most one hit per `1 << spread_shift` lines, in input order.
     spread: Vec<Kept>,
     spread_shift: u32,
-    /// The first shapes seen, in input order (for the run history).
-    shape_order: Vec<u64>,
+    /// The first kinds seen, in input order, with their names and whether
+    /// the name is a code (for the run history).
+    kind_order: Vec<(u64, Vec<u8>, bool)>,
 }
 
 impl SignalKeeper {
-    /// `recent` most recent hits are kept, and up to `groups` shapes.
+    /// `recent` most recent hits are kept, and up to `groups` kinds.
     pub fn new(recent: usize, groups: usize) -> SignalKeeper {
         SignalKeeper {
             hits: 0,
@@ -174,13 +280,17 @@ impl SignalKeeper {
             last_hits: VecDeque::new(),
             last_hits_cap: recent.max(1),
             groups: Vec::new(),
-            group_of: HashMap::new(),
+            group_of: HashMap::default(),
             groups_cap: groups.max(1),
-            ungrouped: 0,
+            heap: Vec::new(),
+            evicted: false,
+            distinct: [0; 2],
+            sketch: [Sketch::default(), Sketch::default()],
             latest_group: None,
+            first_hit: None,
             spread: Vec::new(),
             spread_shift: 0,
-            shape_order: Vec::new(),
+            kind_order: Vec::new(),
         }
     }
 
@@ -188,10 +298,10 @@ impl SignalKeeper {
         self.hits
     }
 
-    /// Hashes of the first distinct signal shapes (digits folded), in
-    /// input order, at most 64: what the run history compares between runs.
-    pub fn shapes(&self) -> &[u64] {
-        &self.shape_order
+    /// Keys of the first distinct kinds (severity folded in), in input
+    /// order, at most 64: what the run history compares between runs.
+    pub fn kinds_seen(&self) -> impl Iterator<Item = (u64, &[u8], bool)> + '_ {
+        self.kind_order.iter().map(|(k, n, code)| (*k, n.as_slice(), *code))
     }
 
     /// Remember the line numbers of the first `n` hits (see
@@ -200,25 +310,38 @@ impl SignalKeeper {
         self.early_cap = n;
     }
 
-    /// Remembers the line numbers and shapes of the last `n` hits (the
+    /// Remembers the line numbers and kinds of the last `n` hits (the
     /// most lines the tail can show).
     pub fn remember_last(&mut self, n: usize) {
         self.last_hits_cap = n.max(1);
     }
 
-    /// The shape of line `lineno` when it is one of the last hits
+    /// The kind of line `lineno` when it is one of the last hits
     /// remembered (see `remember_last`).
-    pub fn last_hit_shape(&self, lineno: u64) -> Option<u64> {
+    pub fn last_hit_kind(&self, lineno: u64) -> Option<u64> {
         self.last_hits.binary_search_by_key(&lineno, |h| h.0).ok().map(|i| self.last_hits[i].1)
     }
 
     /// Whether `lineno` is a signal line, for lines among the first
     /// `remember_early` hits; None past them.
     pub fn is_early_hit(&self, lineno: u64) -> Option<bool> {
-        if self.early.binary_search(&lineno).is_ok() {
+        if self.early_kind(lineno).is_some() {
             return Some(true);
         }
-        (self.early.len() < self.early_cap || self.early.last().is_some_and(|&l| l > lineno)).then_some(false)
+        (self.early.len() < self.early_cap || self.early.last().is_some_and(|&l| l.0 > lineno)).then_some(false)
+    }
+
+    /// The kind of line `lineno` when it is one of the first hits.
+    pub fn early_kind(&self, lineno: u64) -> Option<u64> {
+        self.early.binary_search_by_key(&lineno, |h| h.0).ok().map(|i| self.early[i].1)
+    }
+
+    /// Kinds of the remembered hits on lines up to `upto` or from `from`
+    /// on (the first and the last hits: what a head and a tail show).
+    pub fn kinds_at_ends(&self, upto: u64, from: u64) -> HashSet<u64> {
+        let early = self.early.iter().take_while(|h| h.0 <= upto);
+        let late = self.last_hits.iter().rev().take_while(|h| h.0 >= from);
+        early.chain(late).map(|h| h.1).collect()
     }
 
     /// Signal lines counted per severity.
@@ -226,93 +349,165 @@ impl SignalKeeper {
         self.by_severity[s as usize]
     }
 
-    /// The shape groups, in order of first appearance.
+    /// The kinds the table holds, in no particular order.
     pub fn groups(&self) -> &[Group] {
         &self.groups
     }
 
-    /// The group of a shape, when the table holds it.
-    pub fn group(&self, shape: u64) -> Option<&Group> {
-        self.group_of.get(&shape).map(|&i| &self.groups[i])
+    /// The group of a kind, when the table holds it.
+    pub fn group(&self, kind: u64) -> Option<&Group> {
+        self.group_of.get(&kind).map(|&i| &self.groups[i])
     }
 
-    /// Hits whose shape was first seen when the table was full: counted,
-    /// never grouped.
-    pub fn ungrouped(&self) -> u64 {
-        self.ungrouped
+    /// Distinct kinds of severity `s` in the whole input, and whether that
+    /// is an estimate (once the table was full and gave places up).
+    pub fn kinds_total(&self, s: Severity) -> (u64, bool) {
+        if !self.evicted {
+            return (self.distinct[s as usize], false);
+        }
+        let held = self.groups.iter().filter(|g| g.severity == s).count() as u64;
+        (self.sketch[s as usize].estimate().max(held), true)
     }
 
-    /// Shapes the table holds at most.
+    /// Kinds the table holds at most.
     pub fn groups_cap(&self) -> usize {
         self.groups_cap
     }
 
+    /// A hit without family knowledge: an error whose kind is its template.
     pub fn offer(&mut self, lineno: u64, body: LineBody) {
-        self.offer_with(lineno, body, Severity::Error);
+        self.offer_with(lineno, body, Severity::Error, Kind::of_body(body));
     }
 
-    pub fn offer_with(&mut self, lineno: u64, body: LineBody, severity: Severity) {
+    pub fn offer_with(&mut self, lineno: u64, body: LineBody, severity: Severity, kind: Kind) {
         self.hits += 1;
         self.by_severity[severity as usize] += 1;
+        let key = group_key(kind.key, severity);
         if self.early.len() < self.early_cap {
-            self.early.push(lineno);
+            self.early.push((lineno, key));
         }
-        let sh = shape(body);
         if self.last_hits.len() == self.last_hits_cap {
             self.last_hits.pop_front();
         }
-        self.last_hits.push_back((lineno, sh));
-        self.group_hit(lineno, body, severity, sh);
-        self.spread_hit(lineno, body, severity);
+        self.last_hits.push_back((lineno, key));
+        self.group_hit(lineno, body, severity, key, kind.code);
+        if self.first_hit.is_none() {
+            self.first_hit = Some(Kept::new(lineno, body, severity, key));
+        }
+        self.spread_hit(lineno, body, severity, key);
         if self.recent.len() == self.recent_cap {
             let mut old = self.recent.pop_front().expect("full ring");
-            old.set(lineno, body, severity);
+            old.set(lineno, body, severity, key);
             self.recent.push_back(old);
         } else {
-            self.recent.push_back(Kept::new(lineno, body, severity));
+            self.recent.push_back(Kept::new(lineno, body, severity, key));
         }
     }
 
-    fn group_hit(&mut self, lineno: u64, body: LineBody, severity: Severity, sh: u64) {
-        let i = match self.group_of.get(&sh) {
-            Some(&i) => i,
-            None if self.groups.len() < self.groups_cap => {
-                self.group_of.insert(sh, self.groups.len());
-                self.groups.push(Group {
-                    shape: sh,
-                    count: 1,
-                    first_linenos: vec![lineno],
-                    first: Kept::new(lineno, body, severity),
-                    last: None,
-                });
-                if self.shape_order.len() < SHAPES_REMEMBERED {
-                    self.shape_order.push(sh);
-                }
-                self.latest_group = Some(self.groups.len() - 1);
-                return;
+    fn group_hit(&mut self, lineno: u64, body: LineBody, severity: Severity, key: u64, code: Option<&[u8]>) {
+        let code = || code.map(|c| Box::from(&c[..c.len().min(CODE_BYTES)]));
+        if let Some(&i) = self.group_of.get(&key) {
+            let g = &mut self.groups[i];
+            g.count += 1;
+            if g.first_linenos.len() < FIRST_LINENOS {
+                g.first_linenos.push(lineno);
             }
-            None => {
-                self.ungrouped += 1;
-                self.latest_group = None;
-                return;
+            match g.last.as_mut() {
+                Some(k) => k.set(lineno, body, severity, key),
+                None => g.last = Some(Kept::new(lineno, body, severity, key)),
             }
-        };
-        let g = &mut self.groups[i];
-        g.count += 1;
-        if g.first_linenos.len() < FIRST_LINENOS {
+            let at = g.heap_at;
+            self.sift_down(at);
+            self.latest_group = Some(i);
+            return;
+        }
+        self.distinct[severity as usize] += 1;
+        self.sketch[severity as usize].add(key);
+        let i = if self.groups.len() < self.groups_cap {
+            let i = self.groups.len();
+            self.groups.push(Group {
+                kind: key,
+                severity,
+                code: code(),
+                count: 1,
+                error: 0,
+                first_linenos: vec![lineno],
+                first: Kept::new(lineno, body, severity, key),
+                last: None,
+                heap_at: self.heap.len(),
+            });
+            self.heap.push(i);
+            self.sift_up(self.heap.len() - 1);
+            i
+        } else {
+            // Space-Saving: the kind with the smallest count gives its
+            // place, and its count becomes the newcomer's error.
+            self.evicted = true;
+            let i = self.heap[0];
+            let g = &mut self.groups[i];
+            self.group_of.remove(&g.kind);
+            g.kind = key;
+            g.severity = severity;
+            g.code = code();
+            g.error = g.count;
+            g.count += 1;
+            g.first_linenos.clear();
             g.first_linenos.push(lineno);
-        }
-        match g.last.as_mut() {
-            Some(k) => k.set(lineno, body, severity),
-            None => g.last = Some(Kept::new(lineno, body, severity)),
-        }
+            g.first.set(lineno, body, severity, key);
+            g.last = None;
+            self.sift_down(0);
+            i
+        };
+        self.group_of.insert(key, i);
         self.latest_group = Some(i);
+        if self.kind_order.len() < KINDS_REMEMBERED && !self.kind_order.iter().any(|k| k.0 == key) {
+            let g = &self.groups[i];
+            self.kind_order.push((key, g.name(), g.code.is_some()));
+        }
+    }
+
+    fn heap_count(&self, at: usize) -> u64 {
+        self.groups[self.heap[at]].count
+    }
+
+    fn heap_swap(&mut self, a: usize, b: usize) {
+        self.heap.swap(a, b);
+        self.groups[self.heap[a]].heap_at = a;
+        self.groups[self.heap[b]].heap_at = b;
+    }
+
+    fn sift_up(&mut self, mut at: usize) {
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if self.heap_count(parent) <= self.heap_count(at) {
+                break;
+            }
+            self.heap_swap(at, parent);
+            at = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut at: usize) {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * at + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.heap_count(r) < self.heap_count(l) { r } else { l };
+            if self.heap_count(c) >= self.heap_count(at) {
+                break;
+            }
+            self.heap_swap(at, c);
+            at = c;
+        }
     }
 
     /// Keeps the first hit of each `stride`-line bucket; when the sample is
     /// full, doubles the stride and keeps the first hit of each new bucket
     /// (which is always one already kept).
-    fn spread_hit(&mut self, lineno: u64, body: LineBody, severity: Severity) {
+    fn spread_hit(&mut self, lineno: u64, body: LineBody, severity: Severity, key: u64) {
         let bucket = |l: u64, shift: u32| l.checked_shr(shift).unwrap_or(0);
         if self
             .spread
@@ -321,7 +516,7 @@ impl SignalKeeper {
         {
             return;
         }
-        self.spread.push(Kept::new(lineno, body, severity));
+        self.spread.push(Kept::new(lineno, body, severity, key));
         while self.spread.len() > SPREAD_CAP {
             self.spread_shift += 1;
             let shift = self.spread_shift;
@@ -338,11 +533,13 @@ impl SignalKeeper {
     /// Attaches a closed block (and its location) to every kept copy of
     /// the hit on `lineno`, which is the latest hit. Finding a location
     /// runs several regexes, so `location` is called only when the hit is
-    /// kept for good (a group's first line, a spread sample). A copy that a
-    /// later hit may replace (a group's last line, the recent ring) keeps
-    /// the rule instead, for `pending_locations` at the end: with one
-    /// signal line in ten, looking up every group's last line took 16% of
-    /// the scan. Returns the location when it was looked up.
+    /// kept for good (the first line of a kind that never gave a place
+    /// up, a spread sample). A copy that a later hit may replace (a
+    /// group's last line, the first line of a kind that took another's
+    /// place, the recent ring) keeps the rule instead, for
+    /// `pending_locations` at the end: with one signal line in ten,
+    /// looking up every group's last line took 16% of the scan. Returns
+    /// the location when it was looked up.
     pub fn attach_block(
         &mut self,
         lineno: u64,
@@ -351,12 +548,14 @@ impl SignalKeeper {
         rule: usize,
         location: impl FnOnce() -> Option<String>,
     ) -> Option<String> {
-        let first_of_group = self.latest_group.is_some_and(|i| self.groups[i].first.line.lineno == lineno);
+        let first_of_group =
+            self.latest_group.is_some_and(|i| self.groups[i].first.line.lineno == lineno && self.groups[i].exact());
         let lasting = first_of_group || self.spread.last().is_some_and(|k| k.line.lineno == lineno);
         let location = if lasting { location() } else { None };
         let group = self.latest_group.map(|i| &mut self.groups[i]);
         let group_copies = group.into_iter().flat_map(|g| std::iter::once(&mut g.first).chain(g.last.as_mut()));
-        let copies = group_copies.chain(self.spread.last_mut()).chain(self.recent.back_mut());
+        let copies =
+            group_copies.chain(self.spread.last_mut()).chain(self.recent.back_mut()).chain(self.first_hit.as_mut());
         for k in copies.filter(|k| k.line.lineno == lineno) {
             k.block.clear();
             k.block.extend_from_slice(block);
@@ -371,14 +570,14 @@ impl SignalKeeper {
     /// The kept hits whose location was left for the end (see
     /// `attach_block`), with the rule to find it.
     pub fn pending_locations(&mut self) -> impl Iterator<Item = &mut Kept> + '_ {
-        let lasts = self.groups.iter_mut().filter_map(|g| g.last.as_mut());
-        self.recent.iter_mut().chain(lasts).filter(|k| k.location_rule.is_some())
+        let groups = self.groups.iter_mut().flat_map(|g| std::iter::once(&mut g.first).chain(g.last.as_mut()));
+        self.recent.iter_mut().chain(groups).chain(self.first_hit.as_mut()).filter(|k| k.location_rule.is_some())
     }
 
     /// The most recent hits (a superset of the signal lines among the
     /// tail's lines).
     pub fn recent(&self) -> impl Iterator<Item = &Kept> + '_ {
-        self.recent.iter().chain(self.groups.first().map(|g| &g.first))
+        self.recent.iter().chain(self.first_hit.as_ref())
     }
 
     /// Line numbers of the most recent hits (a superset of the signal
@@ -391,9 +590,9 @@ impl SignalKeeper {
         self.first().map(|k| k.line.lineno)
     }
 
-    /// The first hit (always in the table: the table is empty then).
+    /// The first hit.
     pub fn first(&self) -> Option<&Kept> {
-        self.groups.first().map(|g| &g.first)
+        self.first_hit.as_ref()
     }
 
     /// Kept lines in priority order (see the module doc), each once.
@@ -407,37 +606,91 @@ impl SignalKeeper {
     }
 
     /// Kept entries on lines after `after` and before `before`, each once,
-    /// in priority order: errors first, then warnings, each in the order
-    /// of the module doc. A group is represented by its first line in the
-    /// range, else its last, else a spread sample of its shape.
+    /// in priority order (see the module doc): first one line of every
+    /// kind (errors, then warnings; the first hit, then the rarest kinds),
+    /// then more lines of each kind (errors, then warnings; the latest hit,
+    /// then each kind's last line, those naming another file than its
+    /// first before the others, with a spread sample after every few),
+    /// then the other recent hits. A kind is represented by its first line
+    /// in the range, else its last, else a spread sample of it.
     pub fn kept_between(&self, after: u64, before: u64) -> Vec<&Kept> {
         let inside = |k: &&Kept| k.line.lineno > after && k.line.lineno < before;
         let mut groups: Vec<&Group> = self.groups.iter().collect();
-        // Rare shapes first: a frequent one is told by its count anyway.
+        // Rare kinds first: a frequent one is told by its count anyway.
         groups.sort_by_key(|g| (g.count, g.first.line.lineno));
-        // A group's first line in the range, else its last, else a spread
-        // sample of its shape.
-        let sampled: Vec<(u64, &Kept)> = self.spread.iter().filter(inside).map(|k| (shape(k.line.body()), k)).collect();
+        let sampled: Vec<&Kept> = self.spread.iter().filter(inside).collect();
         let exemplars = groups.iter().filter_map(|g| {
-            let of_shape = sampled.iter().filter(|s| s.0 == g.shape).map(|s| s.1);
-            std::iter::once(&g.first).chain(g.last.as_ref()).filter(inside).chain(of_shape).next()
+            let of_kind = sampled.iter().copied().filter(|s| s.kind == g.kind);
+            std::iter::once(&g.first).chain(g.last.as_ref()).filter(inside).chain(of_kind).next()
         });
+        let first_round: Vec<&Kept> = self.first().into_iter().chain(exemplars).filter(inside).collect();
+        // More of each kind: its last line, another file first.
+        let mut lasts: Vec<(&Kept, bool)> =
+            groups.iter().filter_map(|g| g.last.as_ref().map(|l| (l, l.file() == g.first.file()))).collect();
+        lasts.sort_by_key(|l| l.1);
         let spread = spread_order(self.spread.len()).map(|i| &self.spread[i]);
-        // A spread sample after every few groups: groups tell the most per
+        // A spread sample after every few lasts: groups tell the most per
         // line, samples where in the input the hits are.
-        let mixed = interleave(exemplars, spread, GROUPS_PER_SAMPLE);
-        let lasts = groups.iter().filter_map(|g| g.last.as_ref());
-        let candidates = self
-            .first()
-            .into_iter()
-            .chain(self.recent.iter().rev().take(4))
-            .chain(mixed)
-            .chain(lasts)
-            .chain(self.recent.iter().rev());
+        let mixed = interleave(lasts.into_iter().map(|l| l.0), spread, GROUPS_PER_SAMPLE);
+        let second_round = self.recent.back().into_iter().chain(mixed).chain(self.recent.iter().rev());
         let mut taken: HashSet<u64> = HashSet::new();
-        let mut all: Vec<&Kept> = candidates.filter(inside).filter(|l| taken.insert(l.line.lineno)).collect();
-        all.sort_by_key(|k| std::cmp::Reverse(k.severity));
-        all
+        let mut all: Vec<(bool, &Kept)> = first_round
+            .into_iter()
+            .map(|k| (true, k))
+            .chain(second_round.filter(inside).map(|k| (false, k)))
+            .filter(|(_, k)| taken.insert(k.line.lineno))
+            .collect();
+        all.sort_by_key(|(first, k)| (!first, std::cmp::Reverse(k.severity)));
+        all.into_iter().map(|(_, k)| k).collect()
+    }
+}
+
+/// Hashes a kind key by itself (it is a well-mixed hash already).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).rotate_left(5);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+/// A HyperLogLog sketch of distinct keys (256 registers: about 6.5% off),
+/// for the number of kinds once the table gave places up.
+#[derive(Debug, Clone)]
+struct Sketch([u8; 256]);
+
+impl Default for Sketch {
+    fn default() -> Sketch {
+        Sketch([0; 256])
+    }
+}
+
+impl Sketch {
+    fn add(&mut self, key: u64) {
+        // The key is already a mixed hash; mix once more for the bits used.
+        let h = key.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let h = h ^ (h >> 31);
+        let i = (h >> 56) as usize;
+        let rank = ((h << 8) | 0x80).leading_zeros() as u8 + 1;
+        self.0[i] = self.0[i].max(rank);
+    }
+
+    fn estimate(&self) -> u64 {
+        let m = self.0.len() as f64;
+        let sum: f64 = self.0.iter().map(|&r| 2f64.powi(-i32::from(r))).sum();
+        let raw = 0.7213 / (1.0 + 1.079 / m) * m * m / sum;
+        let zeros = self.0.iter().filter(|&&r| r == 0).count();
+        let e = if raw <= 2.5 * m && zeros > 0 { m * (m / zeros as f64).ln() } else { raw };
+        e.round() as u64
     }
 }
 
@@ -470,16 +723,10 @@ fn spread_order(n: usize) -> impl Iterator<Item = usize> {
         .filter(move |&i| i < n)
 }
 
-/// A line's shape: `text::shape` of its first 256 bytes (numbers,
-/// versions and hex ids folded, paths kept literal), so `error at line 9`
-/// and `error at line 13` are one shape, as are register dumps that differ
-/// in their values, while lines naming different files stay apart.
-pub fn shape(body: LineBody) -> u64 {
-    let head = match body {
-        LineBody::Whole(b) => b,
-        LineBody::Cut { prefix, .. } => prefix,
-    };
-    crate::text::shape::hash(&head[..head.len().min(256)])
+/// The group key of a signal line found without family knowledge: an
+/// error whose kind is its template.
+pub fn kind_key(body: LineBody) -> u64 {
+    group_key(Kind::of_body(body).key, Severity::Error)
 }
 
 #[cfg(test)]
@@ -498,7 +745,7 @@ mod tests {
     }
 
     #[test]
-    fn keeps_first_last_and_distinct_shapes() {
+    fn keeps_first_last_and_distinct_kinds() {
         let mut k = SignalKeeper::new(3, 10);
         k.offer(1, LineBody::Whole(b"error: first"));
         for i in 2..100u64 {
@@ -511,20 +758,90 @@ mod tests {
         assert_eq!(p[0], 1);
         assert_eq!(p[1], 100);
         assert!(p.contains(&2), "the first of the repeated shape: {p:?}");
-        let g = k.group(shape(LineBody::Whole(b"error at 7"))).unwrap();
+        let g = k.group(kind_key(LineBody::Whole(b"error at 7"))).unwrap();
         assert_eq!((g.count, g.first_linenos.clone(), g.last_lineno()), (98, vec![2, 3, 4], 99));
         assert_eq!(k.groups().len(), 3);
     }
 
+    /// Space-Saving: a kind first seen when the table is full takes the
+    /// place of the least frequent one, with that count as its error.
     #[test]
-    fn shapes_past_the_table_are_counted_not_grouped() {
+    fn a_full_table_gives_late_kinds_a_place_with_bounded_counts() {
         let mut k = SignalKeeper::new(2, 2);
-        for (i, l) in ["error a", "error b", "error c", "error a", "error d"].iter().enumerate() {
+        for (i, l) in ["error a", "error a", "error b", "error c", "error a", "error d"].iter().enumerate() {
             k.offer(i as u64 + 1, LineBody::Whole(l.as_bytes()));
         }
-        assert_eq!(k.hits(), 5);
-        assert_eq!(k.ungrouped(), 2);
-        assert_eq!(k.groups().iter().map(|g| g.count).sum::<u64>(), 3);
+        assert_eq!(k.hits(), 6);
+        assert_eq!(k.groups().len(), 2);
+        let a = k.group(kind_key(LineBody::Whole(b"error a"))).unwrap();
+        assert_eq!((a.count, a.exact(), a.first_linenos.clone()), (3, true, vec![1, 2, 5]));
+        let d = k.group(kind_key(LineBody::Whole(b"error d"))).unwrap();
+        assert_eq!((d.count, d.least(), d.exact(), d.first.line.lineno), (3, 1, false, 6));
+        assert!(k.group(kind_key(LineBody::Whole(b"error b"))).is_none());
+        assert_eq!(k.kinds_total(Severity::Error), (4, true));
+        assert_eq!(k.first_lineno(), Some(1));
+    }
+
+    #[test]
+    fn kinds_are_codes_or_templates_and_severities_apart() {
+        let mut k = SignalKeeper::new(2, 8);
+        k.offer_with(1, LineBody::Whole(b"a.rs: error[E0308]: x"), Severity::Error, Kind::code(b"E0308"));
+        k.offer_with(2, LineBody::Whole(b"b.rs: error[E0308]: y"), Severity::Error, Kind::code(b"E0308"));
+        k.offer_with(
+            3,
+            LineBody::Whole(b"warning at src/a.rs:1"),
+            Severity::Warning,
+            Kind::template(b"warning at src/a.rs:1"),
+        );
+        k.offer_with(
+            4,
+            LineBody::Whole(b"warning at lib/b.rs:9"),
+            Severity::Warning,
+            Kind::template(b"warning at lib/b.rs:9"),
+        );
+        k.offer_with(
+            5,
+            LineBody::Whole(b"warning at lib/b.rs:9"),
+            Severity::Error,
+            Kind::template(b"warning at lib/b.rs:9"),
+        );
+        let mut counts: Vec<(Vec<u8>, Severity, u64)> =
+            k.groups().iter().map(|g| (g.name(), g.severity, g.count)).collect();
+        counts.sort();
+        assert_eq!(
+            counts,
+            vec![
+                (b"E0308".to_vec(), Severity::Error, 2),
+                (b"warning at <*>".to_vec(), Severity::Warning, 2),
+                (b"warning at <*>".to_vec(), Severity::Error, 1),
+            ]
+        );
+        assert_eq!(k.kinds_total(Severity::Warning), (1, false));
+        let seen: Vec<&[u8]> = k.kinds_seen().map(|k| k.1).collect();
+        assert_eq!(seen, [&b"E0308"[..], b"warning at <*>", b"warning at <*>"]);
+    }
+
+    /// One line of every kind comes before a second line of any, and
+    /// warnings' first lines before errors' second ones.
+    #[test]
+    fn every_kind_gets_a_line_before_any_gets_a_second() {
+        let mut k = SignalKeeper::new(4, 64);
+        let mut n = 0;
+        let mut hit = |k: &mut SignalKeeper, line: &str, sev: Severity| {
+            n += 1;
+            k.offer_with(n, LineBody::Whole(line.as_bytes()), sev, Kind::template(line.as_bytes()));
+        };
+        for i in 0..50 {
+            hit(&mut k, &format!("error frequent {i}"), Severity::Error);
+        }
+        hit(&mut k, "warning: late and rare", Severity::Warning);
+        hit(&mut k, "error: late and rare", Severity::Error);
+        for i in 0..50 {
+            hit(&mut k, &format!("error frequent {i}"), Severity::Error);
+        }
+        let order: Vec<u64> = k.by_priority().iter().map(|l| l.lineno).collect();
+        assert_eq!(&order[..3], &[1, 52, 51], "{order:?}");
+        assert!(order.len() > 3);
     }
 
     /// The spread keeps at most one hit per stride and stays spread over

@@ -1,6 +1,7 @@
 //! Text, the leaf layer: counting characters of lossy UTF-8, making
 //! untrusted bytes safe to print (one list of unsafe characters), shortening
-//! with the one cut marker, line shapes (variable parts folded), redrawn
+//! with the one cut marker, line shapes (variable parts folded), line
+//! templates (the kinds of signal lines), redrawn
 //! lines as a terminal leaves them, sizes,
 //! messages to stderr, and reading small files outbox does not own
 //! (`file`: never blocking, regular files only, capped).
@@ -13,4 +14,5 @@ pub mod shape;
 pub mod shorten;
 pub mod size;
 pub mod stderr;
+pub mod template;
 pub mod utf8;

@@ -450,8 +450,8 @@ fn the_summary_follows_the_header_with_status_counts_and_first_error() {
     let summary = text.lines().nth(3).unwrap();
     assert_eq!(
         summary,
-        "--- summary: FAILED (cargo): 4 errors, 4 warnings; signals: 5 errors, 5 warnings; \
-first error src/lib.rs:10:24 ---"
+        "--- summary: FAILED (cargo): 4 errors, 4 warnings; signals: 5 errors of 5 kinds: E0308 ×1, E0609 ×1, \
+E0599 ×1, …; 5 warnings of 4 kinds; first error src/lib.rs:10:24 ---"
     );
     let input = padded(&fixture("pytest/failures"), 3000);
     let (text, h) = envelope(&[], &input);

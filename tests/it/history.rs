@@ -150,8 +150,8 @@ fn the_same_output_twice_and_a_new_error_are_reported() {
     let third = header(&run(&p, &store, ALWAYS, with_error.as_bytes()));
     let prev = &third["history"]["previous"];
     assert!(prev.get("same_as").is_none());
-    assert_eq!(prev["new_shapes"], 1, "{prev}");
-    assert_eq!(prev["gone_shapes"], 0, "{prev}");
+    assert_eq!(prev["new_kinds"], 1, "{prev}");
+    assert_eq!(prev["gone_kinds"], 0, "{prev}");
 }
 
 fn series_runs(p: &Project, store: &Store) -> u64 {
@@ -275,6 +275,47 @@ fn new_signal_shapes_are_listed_first() {
     );
     let out = run(&p, &store, &["--label", "build", "--budget", "2500"], second.as_bytes());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(header(&out)["history"]["previous"]["new_shapes"], 1, "{text}");
-    assert!(text.contains("brand new quota exhausted"), "the new error is shown: {text}");
+    assert_eq!(header(&out)["history"]["previous"]["new_kinds"], 1, "{text}");
+    assert!(text.contains("brand new quota exhausted on volume [new]\n"), "the new error is shown, marked: {text}");
+    assert!(text.contains("1 new kind (\"error: brand new quota exhausted on vol…\"), 0 gone since "), "{text}");
+}
+
+/// Between two runs of a build: the kinds the second run has and the first
+/// had not are marked `[new]` on their lines, and the kinds the first had
+/// and the second has not are named in one line (rustc's codes, from the
+/// captured outputs).
+#[test]
+fn new_kinds_are_marked_and_gone_kinds_named() {
+    let (p, store) = (Project::new(), Store::new());
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families/cargo");
+    let errors = std::fs::read(format!("{fixtures}/build-errors.out")).unwrap();
+    let errors = String::from_utf8_lossy(&errors);
+    // Lines of many shapes (words without digits), so none folds and the
+    // build lands in the gap, its lines listed.
+    let word = |mut n: usize| -> String {
+        let mut w = String::new();
+        for _ in 0..3 {
+            w.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+        }
+        w
+    };
+    let filler: String = (0..3000).map(|i| format!("step {} done\n", word(i))).collect();
+    let args = &["--label", "build", "--envelope", "always"];
+    // The first run without the E0599 error's block, the second without
+    // the E0425 one's.
+    let without = |code: &str| {
+        let at = errors.find(&format!("error[{code}]")).unwrap();
+        let end = at + errors[at..].find("\n\n").unwrap() + 2;
+        format!("{filler}{}{}{filler}", &errors[..at], &errors[end..])
+    };
+    run(&p, &store, args, without("E0599").as_bytes());
+    let out = run(&p, &store, args, without("E0425").as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let prev = &header(&out)["history"]["previous"];
+    assert_eq!((prev["new_kinds"].as_u64(), prev["gone_kinds"].as_u64()), (Some(1), Some(1)), "{text}");
+    let e0599 = text.lines().find(|l| l.contains(": error[E0599]")).expect("E0599 is listed");
+    assert!(e0599.ends_with(" [new]"), "{e0599}");
+    assert!(text.contains("\n--- gone since the previous run: E0425 ---\n"), "{text}");
+    assert!(text.contains("; 1 new kind (E0599), 1 gone since "), "{text}");
 }

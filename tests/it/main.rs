@@ -16,6 +16,7 @@ mod history;
 mod hook;
 mod hostile;
 mod json;
+mod kinds;
 mod layers;
 mod pack;
 mod props;

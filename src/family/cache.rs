@@ -1,0 +1,287 @@
+//! Classifying once per mask: what the classifier concluded about a line is
+//! kept by the line's *mask* (`text::template::mask_key`: the line with each
+//! maximal run of ASCII digits as one marker) and reused for the next line
+//! of that mask, where it cannot differ.
+//!
+//! # When a pattern cannot tell two lines of one mask apart
+//!
+//! Two lines of one mask differ only in their digit runs: which digits, and
+//! how many (at least one) in each. A pattern is *mask-invariant* when it
+//! matches both or neither; [`invariant`] decides it from the pattern's
+//! syntax tree (regex-syntax's HIR) with a sufficient rule:
+//!
+//! 1. no literal holds an ASCII digit (`0 failed` tells `0` from `3`);
+//! 2. every class holds all ten ASCII digits or none (`[1-9]` tells `0`
+//!    from `1`);
+//! 3. every class that holds the digits is the whole body of a repetition
+//!    with a minimum of at most one and no maximum (`\d+`, `\S*`, `.+`): an
+//!    *absorber* (`\d{3}` counts digits; a lone `\d` takes exactly one);
+//! 4. no two absorbers can be next to each other in a match (nothing but
+//!    empty-matching pieces between them, also across an alternation's
+//!    branches and a repetition's turns: `\d+\d+` needs two digits);
+//! 5. no `\B` (it holds between two digits, which a one-digit run lacks).
+//!
+//! Why it suffices: take a match of the pattern in one line and any digit
+//! run inside it. Only classes that hold the digits consume digits (1, 2),
+//! and each is an absorber's body (3); the run's digits are consumed by one
+//! absorber's turns (4: any other absorber would have to follow it with
+//! nothing consumed between, since everything else consumes non-digits). In
+//! the other line the run has k ≥ 1 digits: the same absorber takes k
+//! turns instead (it allows any number from one up, 3), and every other
+//! step of the match is unchanged. Assertions see the same neighbours: a
+//! digit is a word character and no line end, whatever its value, so `^`,
+//! `$` and `\b` hold where they held; a match that began or ended inside a
+//! run begins or ends at the run's edge instead, where only `\B` could tell
+//! the difference (5). So the pattern matches the other line too.
+//!
+//! A pattern that is not invariant (`\b0 (?:errors?|failed)\b`, `[1-9]\d*
+//! failed`, `" 5\d\d\b`) is never answered from the cache: a cached answer
+//! holds only while the line's own matches of those patterns are the ones
+//! the cached line had. Most lines need not run them at all: every match of
+//! such a pattern holds one of its required strings (`literals::required`),
+//! and where a string occurs in a line, its *masked* form (each run of
+//! digits as one marker) occurs in the line's masked form: the string's
+//! inner digit runs are whole runs of the line, those at its ends parts of
+//! runs, and both become the marker. The masked line is the same for every
+//! line of a mask, so an entry keeps the patterns whose masked strings
+//! occur in it (`0 failed` is looked for as a digit run then ` failed`),
+//! with their result on the cached line; a hit reruns only those, and any
+//! difference sends the line through the whole classification.
+//!
+//! What stays per line: the counts (every hit, every line of family
+//! evidence), verdict captures (`3 failed` is read on each line), a kind's
+//! captured code, success spans (a line where one matched is classified
+//! whole). The cache is a fixed table (`SLOTS` entries, the newest wins a
+//! slot): memory does not grow with the input. Keys are 64-bit hashes; two
+//! masks share one with a chance of about one in 2^64 per pair.
+
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
+
+/// Whether the pattern matches every line of a mask alike (see the module
+/// doc for the rule and why it suffices).
+pub fn invariant(hir: &Hir) -> bool {
+    facts(hir).ok
+}
+
+/// What the rule needs to know of a piece of a pattern.
+#[derive(Debug, Clone, Copy)]
+struct Facts {
+    /// The piece follows rules 1 to 5 inside itself.
+    ok: bool,
+    /// It can match the empty string.
+    nullable: bool,
+    /// A match of it can begin, or end, inside an absorber.
+    starts_absorbing: bool,
+    ends_absorbing: bool,
+}
+
+const BAD: Facts = Facts { ok: false, nullable: false, starts_absorbing: false, ends_absorbing: false };
+
+/// How a class stands to the ASCII digits.
+#[derive(PartialEq)]
+enum Digits {
+    None,
+    All,
+    Some,
+}
+
+fn digits(c: &Class) -> Digits {
+    let held = (b'0'..=b'9')
+        .filter(|&d| match c {
+            Class::Bytes(b) => b.ranges().iter().any(|r| (r.start()..=r.end()).contains(&d)),
+            Class::Unicode(u) => u.ranges().iter().any(|r| (r.start()..=r.end()).contains(&(d as char))),
+        })
+        .count();
+    match held {
+        0 => Digits::None,
+        10 => Digits::All,
+        _ => Digits::Some,
+    }
+}
+
+/// The body of a repetition, through capture groups.
+fn body(h: &Hir) -> &Hir {
+    match h.kind() {
+        HirKind::Capture(c) => body(&c.sub),
+        _ => h,
+    }
+}
+
+fn facts(h: &Hir) -> Facts {
+    match h.kind() {
+        HirKind::Empty => Facts { ok: true, nullable: true, starts_absorbing: false, ends_absorbing: false },
+        HirKind::Literal(l) => Facts { ok: !l.0.iter().any(u8::is_ascii_digit), nullable: l.0.is_empty(), ..BAD },
+        HirKind::Class(c) => Facts { ok: digits(c) == Digits::None, ..BAD },
+        HirKind::Look(look) => {
+            let ok = !matches!(look, Look::WordAsciiNegate | Look::WordUnicodeNegate);
+            Facts { ok, nullable: true, starts_absorbing: false, ends_absorbing: false }
+        }
+        HirKind::Capture(c) => facts(&c.sub),
+        HirKind::Repetition(r) => {
+            if let HirKind::Class(c) = body(&r.sub).kind() {
+                return match digits(c) {
+                    Digits::None => Facts { ok: true, nullable: r.min == 0, ..BAD },
+                    Digits::All if r.min <= 1 && r.max.is_none() => {
+                        Facts { ok: true, nullable: r.min == 0, starts_absorbing: true, ends_absorbing: true }
+                    }
+                    _ => BAD,
+                };
+            }
+            let f = facts(&r.sub);
+            // Turns follow each other: the end of one touches the start of
+            // the next.
+            let turns = r.max != Some(1) && r.max != Some(0);
+            let touching = turns && f.ends_absorbing && f.starts_absorbing;
+            Facts { ok: f.ok && !touching, nullable: r.min == 0 || f.nullable, ..f }
+        }
+        HirKind::Alternation(xs) => {
+            let fs: Vec<Facts> = xs.iter().map(facts).collect();
+            Facts {
+                ok: fs.iter().all(|f| f.ok),
+                nullable: fs.iter().any(|f| f.nullable),
+                starts_absorbing: fs.iter().any(|f| f.starts_absorbing),
+                ends_absorbing: fs.iter().any(|f| f.ends_absorbing),
+            }
+        }
+        HirKind::Concat(xs) => {
+            let mut ok = true;
+            let mut nullable = true;
+            let mut starts_absorbing = false;
+            // Whether what came so far can end inside an absorber.
+            let mut trailing = false;
+            for f in xs.iter().map(facts) {
+                ok &= f.ok && !(trailing && f.starts_absorbing);
+                if nullable {
+                    starts_absorbing |= f.starts_absorbing;
+                }
+                trailing = f.ends_absorbing || (f.nullable && trailing);
+                nullable &= f.nullable;
+            }
+            Facts { ok, nullable, starts_absorbing, ends_absorbing: trailing }
+        }
+    }
+}
+
+/// Masked strings (see [`masked`]), each with whether ASCII case is
+/// ignored (then it is lower case).
+pub type Pieces = Vec<(Vec<u8>, bool)>;
+
+/// The masked forms of the strings of which every match of a pattern holds
+/// one (see the module doc); None when some match may hold none, or when
+/// a string is nothing but digits.
+pub fn pieces(hir: &Hir) -> Option<Pieces> {
+    let lits = super::literals::required_strings(hir)?;
+    let mut out = Vec::new();
+    for lit in lits {
+        // `^` reads as a newline before the line: what follows it is
+        // enough (anywhere in the line is more, never less).
+        let lit = match lit.iter().rposition(|&(b, _)| b == b'\n') {
+            Some(k) => &lit[k + 1..],
+            None => &lit[..],
+        };
+        let ci = lit.iter().any(|&(_, ci)| ci);
+        let bytes: Vec<u8> = lit.iter().map(|&(b, _)| if ci { b.to_ascii_lowercase() } else { b }).collect();
+        let mut piece = Vec::new();
+        masked(&bytes, &mut piece);
+        if piece.iter().all(|&b| b == MARK) {
+            return None;
+        }
+        out.push((piece, ci));
+    }
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+/// What a digit run becomes in a masked line.
+pub const MARK: u8 = 0xff;
+
+/// `line` with each maximal run of ASCII digits as one [`MARK`] (a `0xff`
+/// of the line itself reads as a run too: that can only make a piece seem
+/// present, which costs a rerun, never a wrong answer).
+pub fn masked(line: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut i = 0;
+    while i < line.len() {
+        if line[i].is_ascii_digit() {
+            while i < line.len() && line[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push(MARK);
+        } else {
+            out.push(line[i]);
+            i += 1;
+        }
+    }
+}
+
+/// Whether the masked line `masked` holds one of `pieces`.
+pub fn holds_piece(pieces: &[(Vec<u8>, bool)], masked: &[u8]) -> bool {
+    pieces.iter().any(|(p, ci)| {
+        if *ci {
+            masked.windows(p.len()).any(|w| w.eq_ignore_ascii_case(p))
+        } else {
+            memchr::memmem::find(masked, p).is_some()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inv(p: &str) -> bool {
+        let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).unwrap();
+        invariant(&hir)
+    }
+
+    #[test]
+    fn the_rule_on_examples() {
+        for p in [
+            r"^\S+\(\d+,\d+\): error TS\d+:",
+            r"^error(?:\[E\d+\])?:",
+            r"(?i)\bfailed(?: to\b|:|[.!]?\s*$)",
+            r"(?:^|[^\w./-])(?:ERROR|FATAL)(?:$|[^\w./=-])",
+            r"^\s+\d+:\d+\s+error\s{2,}(?:.*\s{2,}(?P<kind>[\w-]+)$)?",
+            r"\bKilled process \d+",
+        ] {
+            assert!(inv(p), "{p} is invariant");
+        }
+        for p in [
+            r"\b0 (?:errors?|failed)\b",
+            r"\b[1-9]\d* failed",
+            r#"" 5\d\d\b"#,
+            r"\d{4}",
+            r"x\dy",
+            r"\d+\d+",
+            r"\w+\d*",
+            r"(?:\d+|a)\d+",
+            r"(?:\d+x?)+",
+            r"\B\d+",
+            // One character of any kind: a digit here or there.
+            r"error\s{2,}\S",
+        ] {
+            // Some tell digits apart; the others the rule cannot prove.
+            assert!(!inv(p), "{p} is not proven invariant");
+        }
+    }
+
+    #[test]
+    fn pieces_are_masked_strings() {
+        let hir = |p: &str| regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).unwrap();
+        let p = pieces(&hir(r"(?i)\b0 (?:errors?|failed)\b")).unwrap();
+        assert!(p.iter().all(|(s, _)| !s.iter().any(u8::is_ascii_digit)), "{p:?}");
+        let m = |s: &[u8]| {
+            let mut v = Vec::new();
+            masked(s, &mut v);
+            v
+        };
+        assert!(holds_piece(&p, &m(b"13 FAILED now")));
+        assert!(!holds_piece(&p, &m(b"all good")));
+        // ` failed` after no digit run: `0 failed` cannot be in the line.
+        assert!(!holds_piece(&p, &m(b"12:00 job failed")));
+        assert!(pieces(&hir(r"\d+")).is_none());
+        let p = pieces(&hir(r"^E {3}x")).unwrap();
+        assert_eq!(p, vec![(b"E   x".to_vec(), false)]);
+    }
+}
