@@ -80,6 +80,9 @@ pub struct LineClass {
     pub block: usize,
     /// Matched by a family's own pattern (not only a generic one).
     pub specific: bool,
+    /// Matched by one of the user's own patterns (`--signal`,
+    /// `--signal-add`): a signal even in a listing's units.
+    pub user: bool,
 }
 
 /// Verdict fields, in the order they are printed.
@@ -440,6 +443,7 @@ impl Classifier {
             }
         }
         let mut best: Option<(Severity, usize, bool)> = None;
+        let mut user = false;
         for &i in signals.iter() {
             let p = &self.pats[i];
             let Role::Signal(sev, block) = p.role else { continue };
@@ -451,6 +455,7 @@ impl Classifier {
             if !real {
                 continue;
             }
+            user |= p.family.is_none();
             let specific = p.family.is_some_and(|f| !self.families[f].generic);
             let better = match best {
                 None => true,
@@ -460,7 +465,7 @@ impl Classifier {
                 best = Some((sev, block, specific));
             }
         }
-        best.map(|(severity, block, specific)| LineClass { severity, block, specific })
+        best.map(|(severity, block, specific)| LineClass { severity, block, specific, user })
     }
 
     /// The location (`file:line[:col]`) in `texts` (the signal line, then

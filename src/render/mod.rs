@@ -7,3 +7,4 @@ mod ends;
 pub mod envelope;
 pub mod facts;
 pub mod fold;
+pub mod layout;

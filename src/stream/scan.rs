@@ -20,6 +20,7 @@ use crate::family::classify::FirstPass;
 use crate::family::{Classifier, Severity, Tally};
 use crate::stream::block::OpenBlock;
 use crate::stream::gap::GapInventory;
+use crate::stream::layout::{Layout, Layouts};
 use crate::stream::line::{LineBody, StoredLine};
 use crate::stream::signal::SignalKeeper;
 use crate::stream::tail::{strip_cr, TailRing};
@@ -120,6 +121,13 @@ pub struct Scanner {
     /// Family knowledge, when the run uses it: which matching lines are
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
+    /// The listing layouts' accumulators (`stream::layout`).
+    layouts: Layouts,
+    /// The signal lines of a listing: the hits that are not its units,
+    /// kept while a listing layout is in play.
+    listing: SignalKeeper,
+    /// The wrapped command, which may name the listing's tool.
+    command: Option<String>,
     finished: bool,
 }
 
@@ -153,6 +161,10 @@ pub struct Scanned<'a> {
     pub tally: Option<&'a Tally>,
     /// The first error line that has a location, and that location.
     pub first_error_location: Option<&'a (u64, String)>,
+    /// The layout of the input; for a listing, `signals` holds only the
+    /// lines that are not its units, and there is no family tally.
+    pub layout: Layout,
+    pub layouts: &'a Layouts,
 }
 
 impl Scanner {
@@ -161,11 +173,16 @@ impl Scanner {
         // Enough kept signal lines to fill any budget with short ones, but
         // bounded: an entry is at least ~8 chars ("12: x\n").
         let distinct = (cfg.budget / 16).clamp(16, 4096);
-        let mut signals = SignalKeeper::new(cfg.tail_lines + 32, distinct);
-        // As many as the tail ring can hold lines (it grows up to the
-        // budget in lines), bounded for huge budgets.
-        signals.remember_last(cfg.tail_lines.max(cfg.budget.min(1 << 16)) + 1);
-        signals.remember_early(cfg.head_bytes().saturating_add(1));
+        let keeper = || {
+            let mut k = SignalKeeper::new(cfg.tail_lines + 32, distinct);
+            // As many as the tail ring can hold lines (it grows up to the
+            // budget in lines), bounded for huge budgets.
+            k.remember_last(cfg.tail_lines.max(cfg.budget.min(1 << 16)) + 1);
+            k.remember_early(cfg.head_bytes().saturating_add(1));
+            k
+        };
+        let signals = keeper();
+        let listing = keeper();
         Scanner {
             bytes: 0,
             newlines: 0,
@@ -181,6 +198,9 @@ impl Scanner {
             literal: None,
             candidates: Vec::new(),
             families: None,
+            layouts: Layouts::new(),
+            listing,
+            command: None,
             finished: false,
             cfg,
         }
@@ -199,6 +219,12 @@ impl Scanner {
 
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The wrapped command, which may name a listing's tool (see
+    /// `stream::layout`).
+    pub fn set_command(&mut self, command: Option<&str>) {
+        self.command = command.map(str::to_string);
     }
 
     pub fn feed(&mut self, block: &[u8]) {
@@ -244,10 +270,13 @@ impl Scanner {
         }
         self.close_block();
         self.fill_pending_locations();
+        self.layouts.finish();
     }
 
     pub fn result(&self) -> Scanned<'_> {
         let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
+        let layout = self.layouts.decide(self.command.as_deref());
+        let listing = layout.is_listing();
         Scanned {
             bytes: self.bytes,
             chars: self.chars.chars(),
@@ -258,10 +287,16 @@ impl Scanner {
             head_is_all: self.bytes == self.head.len() as u64,
             first_line: self.first_line.as_ref(),
             tail: &self.tail,
-            signals: &self.signals,
+            signals: if listing { &self.listing } else { &self.signals },
             gap: &self.gap,
-            tally: self.families.as_ref().map(|f| &f.tally),
-            first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
+            tally: self.families.as_ref().filter(|_| !listing).map(|f| &f.tally),
+            first_error_location: self
+                .families
+                .as_ref()
+                .filter(|_| !listing)
+                .and_then(|f| f.first_error_location.as_ref()),
+            layout,
+            layouts: &self.layouts,
         }
     }
 
@@ -351,6 +386,7 @@ impl Scanner {
             let context = end.len().min(4);
             self.signal.find_at(end, context).is_some()
         };
+        self.layouts.line(lineno, body);
         self.visit(lineno, body, matched);
         self.gap.line(body, o.bytes + terminated as u64 + (terminated && has_cr) as u64);
         if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
@@ -368,6 +404,7 @@ impl Scanner {
         let first = self.newlines + 1;
         // One pass counts the lines and the characters.
         let (_, count) = self.chars.feed_lines(region);
+        self.layouts.region(region, first);
         self.search_region(region, first);
         self.gap.region(region);
         self.tail.push_region(region, first, count);
@@ -495,6 +532,7 @@ impl Scanner {
         let Some(fam) = self.families.as_mut() else {
             if matched {
                 self.signals.offer(lineno, body);
+                self.offer_listing(lineno, body, Severity::Error, false);
             }
             return;
         };
@@ -512,6 +550,7 @@ impl Scanner {
             }
             self.close_block();
             self.signals.offer_with(lineno, body, class.severity);
+            self.offer_listing(lineno, body, class.severity, class.user);
             let fam = self.families.as_mut().expect("families");
             if class.severity == Severity::Error {
                 fam.tally.note_error(lineno);
@@ -522,6 +561,15 @@ impl Scanner {
         let Some(b) = fam.block.as_mut() else { return };
         if !b.take(&fam.classifier, lineno, head) {
             self.close_block();
+        }
+    }
+
+    /// A hit as a listing's signal line: only when it is not a unit of a
+    /// layout in play (file names, matched text, commit messages and diff
+    /// lines are data); a match of the user's own pattern always counts.
+    fn offer_listing(&mut self, lineno: u64, body: LineBody, severity: Severity, user: bool) {
+        if self.layouts.in_play() && (user || !self.layouts.is_unit(lineno)) {
+            self.listing.offer_with(lineno, body, severity);
         }
     }
 

@@ -14,6 +14,7 @@ mod history;
 mod hook;
 mod json;
 mod layers;
+mod layouts;
 mod pack;
 mod props;
 mod shell;

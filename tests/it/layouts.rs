@@ -1,0 +1,304 @@
+//! Listings read as what they are, on real outputs
+//! (tests/fixtures/layouts, captured by scripts/capture-listings.sh): the
+//! layout named, no verdict and no error count from their content, the
+//! figures a listing is run for printed at every budget, and every other
+//! output left to the log envelope.
+
+use std::path::Path;
+use std::process::Command;
+
+use outbox::reference::{blocks_at, scan_blocks};
+use outbox::stream::layout::Layout;
+use outbox::stream::scan::ScanConfig;
+
+use crate::util::{chars, run_cmd, Store};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/layouts");
+const BUDGETS: [usize; 3] = [2_000, 14_000, 30_000];
+
+fn fixture(case: &str) -> Vec<u8> {
+    std::fs::read(Path::new(FIXTURES).join(format!("{case}.out"))).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+fn fixtures(layout: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(Path::new(FIXTURES).join(layout))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".out").map(|c| format!("{layout}/{c}")))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The envelope and its header, `--envelope always` so that every budget
+/// gets one.
+fn envelope(args: &[&str], input: &[u8]) -> (String, serde_json::Value) {
+    let store = Store::new();
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["--envelope", "always"]).args(args).env("OUTBOX_DIR", store.path()).env("XDG_CONFIG_HOME", empty.path());
+    let out = run_cmd(cmd, input);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let h = text.lines().nth(1).unwrap_or_else(|| panic!("no header in:\n{text}"));
+    let h: serde_json::Value = serde_json::from_str(h).unwrap_or_else(|e| panic!("header: {e}\n{text}"));
+    let budget = h["budget"].as_u64().unwrap() as usize;
+    assert!(chars(&out.stdout) <= budget, "over budget {budget}: {}", chars(&out.stdout));
+    (text, h)
+}
+
+fn lines(data: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(data).lines().map(str::to_string).collect()
+}
+
+/// A size as du -h and ls -lh print it, for the model below.
+fn size(tok: &str) -> Option<u64> {
+    let unit = tok.chars().last()?;
+    let (num, mult) = match unit {
+        'K' => (&tok[..tok.len() - 1], 1u64 << 10),
+        'M' => (&tok[..tok.len() - 1], 1 << 20),
+        'G' => (&tok[..tok.len() - 1], 1 << 30),
+        _ => (tok, 1),
+    };
+    let v: f64 = num.parse().ok()?;
+    Some((v * mult as f64) as u64)
+}
+
+/// The five largest entries of a listing with a number column, by a
+/// plain reading of each tool's rows (largest first, ties in input
+/// order); du's last line, its root, is its total.
+fn five_largest(case: &str, data: &[u8]) -> Vec<String> {
+    let all = lines(data);
+    let mut rows: Vec<(u64, usize, String)> = Vec::new();
+    for (i, l) in all.iter().enumerate() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let value = if case.contains("du-") {
+            (i + 1 < all.len()).then(|| l.split('\t').next().and_then(size)).flatten()
+        } else if case.contains("wc-") {
+            (f.len() == 2 && f[1] != "total").then(|| f[0].parse().ok()).flatten()
+        } else if case.contains("ls-") {
+            (f.len() >= 9 && l.starts_with('-')).then(|| f[4].parse().ok()).flatten()
+        } else {
+            None
+        };
+        if let Some(v) = value {
+            rows.push((v, i, l.clone()));
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    rows.into_iter().take(5).map(|r| r.2).collect()
+}
+
+#[test]
+fn path_listings_print_their_totals_and_largest_entries_at_every_budget() {
+    let cases = fixtures("paths");
+    assert!(cases.len() >= 7, "{cases:?}");
+    for case in &cases {
+        let data = fixture(case);
+        let all = lines(&data);
+        let largest = five_largest(case, &data);
+        let totals: Vec<&String> = all
+            .iter()
+            .filter(|l| l.ends_with(" total") || l.starts_with("total ") || l.contains(" directories, "))
+            .collect();
+        for budget in BUDGETS {
+            let (out, h) = envelope(&["--budget", &budget.to_string()], &data);
+            let ctx = format!("{case} at {budget}:\n{out}");
+            assert_eq!(h["layout"], "paths", "{ctx}");
+            assert_eq!(h["signals"]["error"], 0, "{ctx}");
+            assert!(h.get("verdict").is_none() && h.get("family").is_none(), "{ctx}");
+            // Every line is an entry but blanks, totals and ls -R's headings.
+            let entries = all.iter().filter(|l| !l.is_empty() && !l.ends_with(':')).count() - totals.len();
+            assert_eq!(h["rollup"]["entries"].as_u64(), Some(entries as u64), "{ctx}");
+            for l in &largest {
+                assert!(out.contains(l.as_str()), "largest entry {l:?} missing: {ctx}");
+            }
+            // wc's total lines (one per xargs batch), ls's, tree's: all of
+            // them when few, else counted with their sum.
+            if totals.len() <= 6 {
+                for t in &totals {
+                    assert!(out.contains(t.as_str()), "total line {t:?} missing: {ctx}");
+                }
+            } else {
+                // ls -laR's one per directory: counted and summed.
+                let summary = out.lines().nth(3).unwrap();
+                assert!(summary.contains(&format!("; {} total lines, sum ", totals.len())), "{ctx}");
+            }
+            if case.contains("du-") {
+                let root = all.last().unwrap();
+                assert!(out.contains(&format!(
+                    "--- total: {} (du's line for the root) ---",
+                    root.split('\t').next().unwrap()
+                )));
+            }
+        }
+    }
+}
+
+/// grep -n / -rn / -c, rg and git grep, read plainly: (matches, files).
+fn count_matches(case: &str, data: &[u8]) -> (u64, u64) {
+    let mut files = std::collections::BTreeSet::new();
+    let mut matches = 0;
+    for l in lines(data) {
+        let l = l.strip_prefix("be08cc8e1e2eac3aa3017d13aa8aa500243eb5eb:").unwrap_or(&l).to_string();
+        let parts: Vec<&str> = l.splitn(3, ':').collect();
+        if case.ends_with("grep-c") {
+            let n: u64 = parts[1].parse().unwrap();
+            if n > 0 {
+                matches += n;
+                files.insert(parts[0].to_string());
+            }
+        } else if parts.len() == 3 && parts[1].chars().all(|c| c.is_ascii_digit()) && !parts[1].is_empty() {
+            matches += 1;
+            files.insert(parts[0].to_string());
+        }
+    }
+    (matches, files.len() as u64)
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn match_listings_state_their_matches_and_files_and_no_errors() {
+    let cases = fixtures("matches");
+    assert!(cases.len() >= 6, "{cases:?}");
+    for case in &cases {
+        let data = fixture(case);
+        let (matches, files) = count_matches(case, &data);
+        assert!(matches > 0, "{case}");
+        for budget in BUDGETS {
+            let (out, h) = envelope(&["--budget", &budget.to_string()], &data);
+            let ctx = format!("{case} at {budget}:\n{out}");
+            assert_eq!(h["layout"], "matches", "{ctx}");
+            assert_eq!(h["signals"]["error"], 0, "{ctx}");
+            assert!(h.get("verdict").is_none() && h.get("family").is_none(), "{ctx}");
+            assert_eq!(
+                (h["rollup"]["matches"].as_u64(), h["rollup"]["files"].as_u64()),
+                (Some(matches), Some(files)),
+                "{ctx}"
+            );
+            let words = format!("{} matches in {} file", thousands(matches), thousands(files));
+            assert!(out.lines().nth(3).unwrap().contains(&words), "summary without {words:?}: {ctx}");
+        }
+    }
+}
+
+/// The example: `grep -rn 'エラー'` over Japanese text counted
+/// every match as an error; the user's own pattern still finds them.
+#[test]
+fn matched_text_is_never_a_signal_unless_the_user_asks() {
+    let data = fixture("matches/grep-rn-ja");
+    let (out, h) = envelope(&[], &data);
+    assert_eq!(h["signal_hits"], 0, "{out}");
+    assert!(!out.contains("--- signal lines"), "{out}");
+    let (out, h) = envelope(&["--signal", "エラー"], &data);
+    assert_eq!(h["signal_hits"].as_u64(), Some(lines(&data).len() as u64), "{out}");
+    assert_eq!(h["layout"], "matches");
+}
+
+/// A tool's own complaint inside a listing is still a signal line.
+#[test]
+fn a_listings_own_error_lines_stay_signals() {
+    let mut data = b"find: './lost+found': Permission denied\n".to_vec();
+    data.extend_from_slice(&fixture("paths/find-man-ja"));
+    let (out, h) = envelope(&[], &data);
+    assert_eq!(h["layout"], "paths", "{out}");
+    assert_eq!(h["signals"]["error"], 1, "{out}");
+    assert!(out.lines().nth(3).unwrap().contains("signals: 1 errors"), "{out}");
+}
+
+/// Build and test logs keep their envelope: none is read as a listing.
+#[test]
+fn tool_logs_are_not_listings() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families");
+    let mut checked = 0;
+    for fam in std::fs::read_dir(dir).unwrap() {
+        let fam = fam.unwrap().path();
+        if !fam.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&fam).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_none_or(|e| e != "out") {
+                continue;
+            }
+            let data = std::fs::read(&f).unwrap();
+            let sc = scan_blocks(ScanConfig::default(), [&data[..]]);
+            assert_eq!(sc.result().layout, Layout::Log, "{}", f.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}
+
+/// What a scan of a listing found, to compare scans.
+fn figures(data: &[u8], ends: &[usize]) -> String {
+    let sc = scan_blocks(ScanConfig::default(), blocks_at(data, ends));
+    let r = sc.result();
+    let l = r.layouts;
+    let paths = l.paths().map(|p| {
+        let largest: Vec<(u64, u64)> = p.largest.sorted().iter().map(|i| (i.value, i.line.lineno)).collect();
+        (p.entries(), p.units(), p.numbered(), p.totals.lines, p.totals.sum, largest, p.root().to_vec())
+    });
+    let matches = l.matches().map(|m| (m.matches(), m.files(), m.units(), m.context_lines()));
+    format!("{:?} {paths:?} {matches:?} hits {}", r.layout, r.signals.hits())
+}
+
+/// The figures do not depend on how the input is cut into blocks, on CRLF
+/// line ends, or on a missing final newline.
+#[test]
+fn listing_figures_do_not_depend_on_block_boundaries() {
+    for case in ["paths/du-ah-zoneinfo", "paths/tree-crates", "matches/grep-rn-context", "matches/grep-rn-ja"] {
+        let data = fixture(case);
+        let whole = figures(&data, &[]);
+        assert!(!whole.starts_with("Log"), "{case}: {whole}");
+        let n = data.len();
+        let mut splits: Vec<Vec<usize>> = vec![(1..n).step_by(7).collect(), vec![1, n / 3, n / 2 + 1, n - 1]];
+        splits.push((0..n).step_by(4093).collect());
+        for ends in splits {
+            assert_eq!(figures(&data, &ends), whole, "{case} split at {:?}…", &ends[..ends.len().min(4)]);
+        }
+        let crlf: Vec<u8> = String::from_utf8_lossy(&data).replace('\n', "\r\n").into_bytes();
+        assert_eq!(figures(&crlf, &[n / 2]), whole, "{case} with CRLF");
+        let unterminated = &data[..n - 1];
+        assert_eq!(figures(unterminated, &[n / 3]), whole, "{case} without its last newline");
+    }
+}
+
+/// The command names the tool: half its lines are enough then.
+#[test]
+fn a_wrapped_commands_tool_confirms_the_layout() {
+    let store = Store::new();
+    let empty = tempfile::tempdir().unwrap();
+    let list = Path::new(FIXTURES).join("paths/git-ls-files.out");
+    // Each path, and a complaint after four paths in five: 5 lines in 9
+    // are paths.
+    let script = format!(
+        "n=0; while read -r l; do echo \"$l\"; n=$((n+1)); [ $((n % 5)) -ne 0 ] && echo \"ls: cannot access 'x': No such file or directory\"; done < {}",
+        list.display()
+    );
+    let run = |cmd: &[&str]| {
+        let mut c = Command::new(crate::util::bin());
+        c.args(["--envelope", "always", "--"])
+            .args(cmd)
+            .env("OUTBOX_DIR", store.path())
+            .env("XDG_CONFIG_HOME", empty.path());
+        let out = run_cmd(c, b"");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        serde_json::from_str::<serde_json::Value>(text.lines().nth(1).unwrap()).unwrap()
+    };
+    assert!(run(&["bash", "-c", &script]).get("layout").is_none());
+    let named = format!("{script} # ls");
+    let h = run(&["bash", "-c", &named, "ls"]);
+    assert_eq!(h["layout"], "paths", "{h}");
+}
