@@ -17,6 +17,7 @@ mod layers;
 mod layouts;
 mod pack;
 mod props;
+mod settings;
 mod shell;
 mod snapshot;
 mod store;
