@@ -264,7 +264,7 @@ fn rollup(sc: &Scanned, b: &Budgets, base: usize) -> String {
         return String::new();
     }
     let spare = b.budget.saturating_sub(base + 2 * (MIN_LINE_ROOM + 1));
-    layout::rollup(sc, (b.budget / 3).min(spare * 3 / 4))
+    layout::rollup(sc, (b.budget / 3).min(spare * 3 / 4), b.head_budget.min(b.budget / 16))
 }
 
 /// `fixed_cost` without the rollup.
@@ -345,7 +345,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     // A listing's picks from the gap: up to half of what is left beyond
     // the head's reservation.
     let mut picks = layout::picks(sc, h0, first_tail_min, room.saturating_sub(head_reserve) / 2);
-    let picks_used = if picks.entries.is_empty() { 0 } else { picks.used + picks_marker_len() };
+    let picks_used = if picks.entries.is_empty() { 0 } else { picks.used + picks_marker_len(sc) };
     room -= picks_used;
 
     // 4. What is left flows: half of it (beyond the reservation) may grow
@@ -419,7 +419,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> St
     }
     if !picks.entries.is_empty() {
         picks.entries.sort_by_key(|e| e.0);
-        out.push_str(&layout::picks_marker(picks.entries.len() as u64));
+        out.push_str(&layout::picks_marker(sc.layout, picks.entries.len() as u64));
         picks.entries.iter().for_each(|e| out.push_str(&e.1));
     }
     if !sigs.entries.is_empty() || shown_signals < hits {
@@ -527,8 +527,8 @@ fn notes(sc: &Scanned, info: &RunFacts) -> Vec<String> {
 }
 
 /// The widest picks marker.
-fn picks_marker_len() -> usize {
-    layout::picks_marker(u64::MAX).chars().count()
+fn picks_marker_len(sc: &Scanned) -> usize {
+    layout::picks_marker(sc.layout, u64::MAX).chars().count()
 }
 
 fn head_marker(lines: u64, chars: u64) -> String {

@@ -4,12 +4,17 @@
 //!   what such a command is run for. Paths: the largest entries by their
 //!   number column, the total lines, the entries per top-level directory
 //!   and the busiest directories. Matches: the files with most matches.
+//!   Commits: the oldest commit's header lines (the tail may hold only
+//!   the end of its patch), the top authors, the files changed most.
+//!   Patch: the files changed, with their `+/−` and hunks.
 //!   It is decision material, so it is reserved with the header, within a
 //!   share of the budget; what does not fit is counted in its markers.
 //! - the *picks*, printed after the gap marker: units from the gap, placed
 //!   in priority order while they fit, printed in input order as
 //!   `LINENO: text`. Matches: the first match of files spread over the gap
 //!   (`[+K more in this file]`), then other matches spread over it.
+//!   Commits: the header lines of commits spread over the gap. Patch: the
+//!   file headers spread over the gap, each with its `+/−`.
 //!
 //! Everything else (header, head, gap marker, signal lines, tail) is the
 //! envelope every output gets: units appear in order in the head and the
@@ -19,7 +24,8 @@ use crate::render::envelope::fit_or_shorten;
 use crate::stream::layout::number::{human, parse_size, thousands};
 use crate::stream::layout::paths::Source;
 use crate::stream::layout::tables::{spread_order, Item, Row};
-use crate::stream::layout::{Layout, Matches, Paths};
+use crate::stream::layout::vcs::Header;
+use crate::stream::layout::{Layout, Matches, Paths, Vcs};
 use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
 use crate::text::sanitize::display;
@@ -27,6 +33,9 @@ use crate::text::shorten::shorten_text;
 
 /// Characters a listed line (`LINENO: text`) may take.
 const LINE_CHARS: usize = 200;
+/// Characters a commit's header line may take (a subject is rarely
+/// longer).
+const HEADER_CHARS: usize = 400;
 /// Characters a name may take in a rollup line.
 const NAME_CHARS: usize = 60;
 /// Characters a rollup line of names and counts may take.
@@ -111,6 +120,7 @@ fn listed(lineno: u64, body: LineBody) -> String {
 struct Block {
     out: String,
     left: usize,
+    head: usize,
 }
 
 impl Block {
@@ -151,13 +161,17 @@ impl Block {
     }
 }
 
-/// The rollup of a listing, at most `max` chars; empty for a log.
-pub fn rollup(sc: &Scanned, max: usize) -> String {
-    let mut b = Block { out: String::new(), left: max };
+/// The rollup of a listing, at most `max` chars; empty for a log. `head`:
+/// about what the head can be sure of (a unit the head would show whole
+/// in that is not repeated here).
+pub fn rollup(sc: &Scanned, max: usize, head: usize) -> String {
+    let mut b = Block { out: String::new(), left: max, head };
     match sc.layout {
         Layout::Paths => paths_rollup(&mut b, sc.layouts.paths().expect("figures of the layout")),
         Layout::Matches => matches_rollup(&mut b, sc.layouts.matches().expect("figures of the layout")),
-        _ => {}
+        Layout::Commits => commits_rollup(&mut b, sc.layouts.vcs().expect("figures of the layout")),
+        Layout::Patch => patch_rollup(&mut b, sc.layouts.vcs().expect("figures of the layout")),
+        Layout::Log => {}
     }
     b.out
 }
@@ -277,6 +291,96 @@ fn matches_rollup(b: &mut Block, m: &Matches) {
     });
 }
 
+/// A unit's header lines, each as listed, whole up to `HEADER_CHARS`.
+fn header_lines(h: &Header) -> Vec<String> {
+    h.lines()
+        .iter()
+        .map(|l| {
+            let text = fit_or_shorten(l.body(), HEADER_CHARS, false).map_or(String::new(), |t| t.0);
+            format!("{}: {text}\n", l.lineno)
+        })
+        .collect()
+}
+
+/// `+1,234 −56`.
+fn plus_minus(plus: u64, minus: u64) -> String {
+    format!("+{} −{}", thousands(plus), thousands(minus))
+}
+
+fn commits_rollup(b: &mut Block, v: &Vcs) {
+    // The oldest commit's header, whole: the tail may show only the end
+    // of its patch. (The newest is the head's first lines.)
+    let commits = thousands(v.commits());
+    if let Some(o) = v.oldest.as_ref().filter(|_| v.commits() > 1) {
+        let lines = header_lines(o);
+        let _ = b.section(&lines, lines.len(), |_| format!("--- the oldest of {commits} commits ---\n"));
+    }
+    // The newest opens the head; when the head may not hold its header
+    // whole (a small budget), the header is here too.
+    if let Some(n) = v.newest.as_ref() {
+        let lines = header_lines(n);
+        if lines.iter().map(|l| l.chars().count()).sum::<usize>() > b.head {
+            let _ = b.section(&lines, lines.len(), |_| format!("--- the newest of {commits} commits ---\n"));
+        }
+    }
+    let (authors, exact) = v.authors();
+    if authors > 1 {
+        let items: Vec<String> = v
+            .authors
+            .top(LISTED, |r| r.count)
+            .iter()
+            .map(|r| {
+                format!("{} {}{}", name(&r.label, NAME_CHARS), if r.error > 0 { "≈" } else { "" }, thousands(r.count))
+            })
+            .collect();
+        let approx = if exact { "" } else { "≈" };
+        b.row(&format!("top authors (commits; {approx}{} authors)", thousands(authors)), &items, authors as usize);
+    }
+    let (files, exact) = v.files_changed();
+    if files > 0 {
+        let approx = if exact { "" } else { "≈" };
+        let lines: Vec<String> = v
+            .files
+            .top(LISTED, |r| r.count)
+            .iter()
+            .map(|r| {
+                let changes = if r.plus + r.minus > 0 {
+                    format!(" {}", plus_minus(r.plus, r.minus))
+                } else if r.sum > 0 {
+                    format!(" {} changes", thousands(r.sum))
+                } else {
+                    String::new()
+                };
+                let n = if r.error > 0 { format!("≈{}", r.count) } else { r.count.to_string() };
+                format!("{n:>7}{changes} {}\n", name(&r.label, LINE_CHARS))
+            })
+            .collect();
+        let files = thousands(files);
+        let _ =
+            b.section(&lines, 1, |k| format!("--- files changed most ({k} of {approx}{files}; commits, lines) ---\n"));
+    }
+}
+
+fn patch_rollup(b: &mut Block, v: &Vcs) {
+    let (files, exact) = v.files_changed();
+    if files == 0 {
+        return;
+    }
+    let approx = if exact { "" } else { "≈" };
+    let lines: Vec<String> = v
+        .files
+        .top(LISTED, |r| r.plus + r.minus + r.sum)
+        .iter()
+        .map(|r| {
+            let hunks = r.own.unwrap_or(0);
+            let h = if hunks == 1 { "hunk" } else { "hunks" };
+            format!("{:>15} {hunks:>3} {h:<5} {}\n", plus_minus(r.plus, r.minus), name(&r.label, LINE_CHARS))
+        })
+        .collect();
+    let files = thousands(files);
+    let _ = b.section(&lines, 1, |k| format!("--- files changed ({k} of {approx}{files}, most lines first) ---\n"));
+}
+
 /// Units from the gap, as placed.
 pub struct Picks {
     /// (line number, `LINENO: text…\n`).
@@ -288,36 +392,72 @@ pub struct Picks {
 /// while they fit in `room` (the marker included).
 pub fn picks(sc: &Scanned, after: u64, before: u64, room: usize) -> Picks {
     let mut p = Picks { entries: Vec::new(), used: 0 };
-    let Some(m) = sc.layouts.matches().filter(|_| sc.layout == Layout::Matches) else { return p };
     // Room for the marker, which the caller adds.
-    let room = room.saturating_sub(picks_marker(u64::MAX).chars().count());
+    let room = room.saturating_sub(picks_marker(sc.layout, u64::MAX).chars().count());
     let inside = |n: u64| n > after && n < before;
-    let firsts: Vec<_> = m.firsts.items().iter().filter(|s| inside(s.line.lineno)).collect();
-    let spread: Vec<_> = m.spread.items().iter().filter(|s| inside(s.line.lineno)).collect();
-    let mut taken = std::collections::HashSet::new();
-    let candidates = spread_order(firsts.len())
-        .map(|i| (firsts[i], true))
-        .chain(spread_order(spread.len()).map(|i| (spread[i], false)));
-    for (s, first) in candidates {
-        if !taken.insert(s.line.lineno) {
-            continue;
+    let mut place = |lineno: u64, text: String| {
+        let cost = text.chars().count();
+        if p.used + cost <= room {
+            p.used += cost;
+            p.entries.push((lineno, text));
         }
-        let mut line = listed(s.line.lineno, s.line.body());
-        if first && s.figure > 1 {
-            line.pop();
-            line.push_str(&format!(" [+{} more in this file]\n", thousands(s.figure - 1)));
+    };
+    match sc.layout {
+        Layout::Matches => {
+            let m = sc.layouts.matches().expect("figures of the layout");
+            let firsts: Vec<_> = m.firsts.items().iter().filter(|s| inside(s.line.lineno)).collect();
+            let spread: Vec<_> = m.spread.items().iter().filter(|s| inside(s.line.lineno)).collect();
+            let mut taken = std::collections::HashSet::new();
+            let candidates = spread_order(firsts.len())
+                .map(|i| (firsts[i], true))
+                .chain(spread_order(spread.len()).map(|i| (spread[i], false)));
+            for (s, first) in candidates {
+                if !taken.insert(s.line.lineno) {
+                    continue;
+                }
+                let mut line = listed(s.line.lineno, s.line.body());
+                if first && s.figure > 1 {
+                    line.pop();
+                    line.push_str(&format!(" [+{} more in this file]\n", thousands(s.figure - 1)));
+                }
+                place(s.line.lineno, line);
+            }
         }
-        let cost = line.chars().count();
-        if p.used + cost > room {
-            continue;
+        Layout::Commits => {
+            let v = sc.layouts.vcs().expect("figures of the layout");
+            let picks: Vec<_> = v.picks.items().iter().filter(|s| inside(s.line.lineno)).collect();
+            for i in spread_order(picks.len()) {
+                let n = picks[i].line.lineno;
+                let Some(h) = v.header_of(n) else { continue };
+                // All of a commit's header lines lie in the gap.
+                if h.lines().last().is_some_and(|l| l.lineno >= before) {
+                    continue;
+                }
+                place(n, header_lines(h).concat());
+            }
         }
-        p.used += cost;
-        p.entries.push((s.line.lineno, line));
+        Layout::Patch => {
+            let v = sc.layouts.vcs().expect("figures of the layout");
+            let picks: Vec<_> = v.file_picks.items().iter().filter(|s| inside(s.line.lineno)).collect();
+            for i in spread_order(picks.len()) {
+                let s = picks[i];
+                let mut line = listed(s.line.lineno, s.line.body());
+                line.pop();
+                let (plus, minus) = (s.figure >> 32, s.figure & u64::from(u32::MAX));
+                line.push_str(&format!(" [{}]\n", plus_minus(plus, minus)));
+                place(s.line.lineno, line);
+            }
+        }
+        Layout::Paths | Layout::Log => {}
     }
     p
 }
 
-/// The picks' marker: how many lines it lists.
-pub fn picks_marker(shown: u64) -> String {
-    format!("--- matches from the gap, the first of each file first ({shown} shown) ---\n")
+/// The picks' marker: what they are and how many are listed.
+pub fn picks_marker(layout: Layout, shown: u64) -> String {
+    match layout {
+        Layout::Commits => format!("--- commits from the gap, their header lines ({shown} shown) ---\n"),
+        Layout::Patch => format!("--- files from the gap ({shown} shown) ---\n"),
+        _ => format!("--- matches from the gap, the first of each file first ({shown} shown) ---\n"),
+    }
 }

@@ -6,6 +6,8 @@
 //! --- summary: 1,194 paths in 7 directories ---
 //! --- summary: 619 entries (du) in 22 directories; total 1.9M ---
 //! --- summary: 703 matches in 169 files; most in ./bash.1 (85) ---
+//! --- summary: 50 commits 2026-11-28..2026-12-03 by 1 author; 164 files changed, +12,345 −6,789 ---
+//! --- summary: 2 files changed, +121 −49 in 9 hunks ---
 //! ```
 
 use crate::family::Severity;
@@ -13,6 +15,7 @@ use crate::render::facts::RunFacts;
 use crate::render::layout as figures;
 use crate::stream::layout::number::thousands;
 use crate::stream::layout::paths::Source;
+use crate::stream::layout::vcs::day_text;
 use crate::stream::layout::Layout;
 use crate::stream::scan::Scanned;
 
@@ -24,7 +27,8 @@ pub fn annotate(info: &mut RunFacts, sc: &Scanned) -> bool {
         Layout::Log => return false,
         Layout::Paths => paths(sc),
         Layout::Matches => matches(sc),
-        Layout::Commits | Layout::Patch => return false,
+        Layout::Commits => commits(sc),
+        Layout::Patch => patch(sc),
     };
     let errors = sc.signals.count(Severity::Error);
     let warnings = sc.signals.count(Severity::Warning);
@@ -73,6 +77,10 @@ fn paths(sc: &Scanned) -> (String, serde_json::Map<String, serde_json::Value>) {
     }
     if let Some(t) = &f.root_total {
         words.push_str(&format!("; total {}", t.shown));
+    } else if let (1, Some((_, line))) = (p.totals.lines, p.totals.kept().next().filter(|_| p.totals.summed == 0)) {
+        // tree's `23 directories, 96 files`.
+        let line = crate::text::sanitize::display(line).text;
+        words.push_str(&format!("; {}", crate::text::shorten::shorten_text(line.trim(), 60)));
     } else if p.totals.lines == 1 && p.totals.summed == 1 {
         words.push_str(&format!("; total {}", figures::figure(p, p.totals.sum)));
     } else if p.totals.lines > 1 && p.totals.summed > 0 {
@@ -112,4 +120,77 @@ fn matches(sc: &Scanned) -> (String, serde_json::Map<String, serde_json::Value>)
         words.push_str(&format!("; most in {path} ({})", thousands(top.value)));
     }
     (words, m)
+}
+
+fn commits(sc: &Scanned) -> (String, serde_json::Map<String, serde_json::Value>) {
+    let v = sc.layouts.vcs().expect("the commits layout has its figures");
+    let mut m = serde_json::Map::new();
+    let mut approximate = Vec::new();
+    m.insert("commits".into(), v.commits().into());
+    let mut words = format!("{} commits", thousands(v.commits()));
+    if let Some((first, last)) = v.days() {
+        m.insert("first_date".into(), day_text(first).into());
+        m.insert("last_date".into(), day_text(last).into());
+        words.push_str(&format!(" {}..{}", day_text(first), day_text(last)));
+    }
+    let (authors, exact) = v.authors();
+    if authors > 0 {
+        m.insert("authors".into(), authors.into());
+        let a = if authors == 1 { "author" } else { "authors" };
+        words.push_str(&format!(" by {}{} {a}", if exact { "" } else { "≈" }, thousands(authors)));
+        if !exact {
+            approximate.push("authors");
+        }
+    }
+    changes(v, &mut m, &mut words, &mut approximate, "; ");
+    if !approximate.is_empty() {
+        m.insert("approximate".into(), approximate.into());
+    }
+    (words, m)
+}
+
+fn patch(sc: &Scanned) -> (String, serde_json::Map<String, serde_json::Value>) {
+    let v = sc.layouts.vcs().expect("the patch layout has its figures");
+    let mut m = serde_json::Map::new();
+    let mut approximate = Vec::new();
+    let mut words = String::new();
+    changes(v, &mut m, &mut words, &mut approximate, "");
+    m.insert("hunks".into(), v.hunks().into());
+    let h = if v.hunks() == 1 { "hunk" } else { "hunks" };
+    words.push_str(&format!(" in {} {h}", thousands(v.hunks())));
+    if v.commits() == 1 {
+        m.insert("commits".into(), 1.into());
+    }
+    if !approximate.is_empty() {
+        m.insert("approximate".into(), approximate.into());
+    }
+    (words, m)
+}
+
+/// `12 files changed, +345 −120`, and their header figures.
+fn changes(
+    v: &crate::stream::layout::Vcs,
+    m: &mut serde_json::Map<String, serde_json::Value>,
+    words: &mut String,
+    approximate: &mut Vec<&'static str>,
+    sep: &str,
+) {
+    let (files, exact) = v.files_changed();
+    m.insert("files".into(), files.into());
+    m.insert("insertions".into(), v.insertions().into());
+    m.insert("deletions".into(), v.deletions().into());
+    if !exact {
+        approximate.push("files");
+    }
+    if files == 0 && v.insertions() + v.deletions() == 0 {
+        return;
+    }
+    let f = if files == 1 { "file" } else { "files" };
+    words.push_str(&format!(
+        "{sep}{}{} {f} changed, +{} −{}",
+        if exact { "" } else { "≈" },
+        thousands(files),
+        thousands(v.insertions()),
+        thousands(v.deletions())
+    ));
 }

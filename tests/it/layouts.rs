@@ -302,3 +302,127 @@ fn a_wrapped_commands_tool_confirms_the_layout() {
     let h = run(&["bash", "-c", &named, "ls"]);
     assert_eq!(h["layout"], "paths", "{h}");
 }
+
+/// Item 5: a non-English severity word counts where a tool puts it (a
+/// prefix, a bracket, a level column), never inside prose, as English
+/// ones do.
+#[test]
+fn non_english_severity_words_count_only_where_tools_put_them() {
+    use outbox::family::{spec, Classifier, FamilyOptions, Severity};
+    let c = Classifier::new(&spec::embedded(), &FamilyOptions::default()).unwrap();
+    let mut tally = c.tally();
+    let mut severity = |line: &str| {
+        let l = line.as_bytes();
+        c.prefilter().is_match(l).then(|| c.classify(1, l, &mut tally)).flatten().map(|k| k.severity)
+    };
+    for (line, want) in [
+        ("エラー: ファイルが見つかりません", Severity::Error),
+        ("[エラー] 接続に失敗しました", Severity::Error),
+        ("2026-12-03 12:00:01 エラー db: 接続がタイムアウトしました", Severity::Error),
+        ("gcc: 致命的エラー: 入力ファイルがありません", Severity::Error),
+        ("错误：找不到文件", Severity::Error),
+        ("【错误】连接失败", Severity::Error),
+        ("警告: 未使用の変数です", Severity::Warning),
+    ] {
+        assert_eq!(severity(line), Some(want), "{line}");
+    }
+    // Japanese prose: the manual pages' own sentences about errors.
+    let prose: Vec<String> =
+        lines(&fixture("matches/grep-rn-ja")).iter().map(|l| l.splitn(3, ':').nth(2).unwrap().to_string()).collect();
+    assert!(prose.len() > 100 && prose.iter().all(|l| l.contains("エラー")));
+    let hits: Vec<&String> = prose.iter().filter(|l| severity(l).is_some()).collect();
+    assert!(hits.is_empty(), "prose read as signals: {hits:#?}");
+    for line in ["標準エラー出力に書き出す", "I/O エラーなど", "エラー処理の説明です。", "警告をエラーとして扱います。"]
+    {
+        assert_eq!(severity(line), None, "{line}");
+    }
+}
+
+/// A commit's first line, read plainly: `commit <hash>` (after `--graph`'s
+/// columns), or a `--oneline` line.
+fn commit_lines(case: &str, data: &[u8]) -> Vec<String> {
+    lines(data)
+        .into_iter()
+        .filter(|l| {
+            let t = l.trim_start_matches(['*', '|', '/', '\\', ' ']);
+            let hash = |h: &str| h.len() >= 7 && h.chars().all(|c| c.is_ascii_hexdigit());
+            if case.ends_with("oneline") {
+                return true;
+            }
+            t.strip_prefix("commit ").is_some_and(|r| hash(r.split(' ').next().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn commit_listings_print_the_newest_and_oldest_commits_and_their_count() {
+    let cases = fixtures("commits");
+    assert!(cases.len() >= 5, "{cases:?}");
+    for case in &cases {
+        let data = fixture(case);
+        let commits = commit_lines(case, &data);
+        let (newest, oldest) = (commits.first().unwrap(), commits.last().unwrap());
+        for budget in BUDGETS {
+            let (out, h) = envelope(&["--budget", &budget.to_string()], &data);
+            let ctx = format!("{case} at {budget}:\n{out}");
+            assert_eq!(h["layout"], "commits", "{ctx}");
+            assert_eq!(h["signals"]["error"], 0, "{ctx}");
+            assert!(h.get("verdict").is_none() && h.get("family").is_none(), "{ctx}");
+            assert_eq!(h["rollup"]["commits"].as_u64(), Some(commits.len() as u64), "{ctx}");
+            let summary = out.lines().nth(3).unwrap();
+            assert!(summary.contains(&format!("summary: {} commits", thousands(commits.len() as u64))), "{ctx}");
+            assert!(out.contains(newest.as_str()) && out.contains(oldest.as_str()), "newest or oldest missing: {ctx}");
+        }
+    }
+}
+
+/// git show, git diff, diff -ru: the files, their +/− and hunks.
+#[test]
+fn patches_state_their_files_and_changes() {
+    for case in fixtures("patch") {
+        let data = fixture(&case);
+        let all = lines(&data);
+        let plus = all.iter().filter(|l| l.starts_with('+') && !l.starts_with("+++ ")).count() as u64;
+        let minus = all.iter().filter(|l| l.starts_with('-') && !l.starts_with("--- ")).count() as u64;
+        let hunks = all.iter().filter(|l| l.starts_with("@@ ")).count() as u64;
+        let files = all.iter().filter(|l| l.starts_with("diff ")).count() as u64;
+        for budget in BUDGETS {
+            let (out, h) = envelope(&["--budget", &budget.to_string()], &data);
+            let ctx = format!("{case} at {budget}:\n{out}");
+            assert_eq!(h["layout"], "patch", "{ctx}");
+            assert_eq!(h["signals"]["error"], 0, "{ctx}");
+            let r = &h["rollup"];
+            let got = (r["files"].as_u64(), r["insertions"].as_u64(), r["deletions"].as_u64(), r["hunks"].as_u64());
+            assert_eq!(got, (Some(files), Some(plus), Some(minus), Some(hunks)), "{ctx}");
+            let f = if files == 1 { "file" } else { "files" };
+            let words = format!("{files} {f} changed, +{} −{}", thousands(plus), thousands(minus));
+            assert!(out.lines().nth(3).unwrap().contains(&words), "{ctx}");
+        }
+    }
+}
+
+/// The example: `git log --stat` of a large repository was
+/// `FAILED (cargo)` from its messages; `git log -p`'s diff lines were
+/// errors. Commit messages and diff lines are never signals, and a log
+/// that quotes a build's failure is still a log of commits.
+#[test]
+fn commit_messages_and_diff_lines_are_never_signals() {
+    let mut data = fixture("commits/git-log-p");
+    let build =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families/cargo/build-errors.out")).unwrap();
+    // A commit quoting a failed build in its message, and a patch adding it.
+    let mut quote = b"commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@b.c>\nDate:   Mon Nov 30 08:00:00 2026 +0000\n\n    Quote a failed build\n    \n".to_vec();
+    for l in String::from_utf8_lossy(&build).lines() {
+        quote.extend_from_slice(format!("    {l}\n").as_bytes());
+    }
+    let n = String::from_utf8_lossy(&build).lines().count();
+    quote.extend_from_slice(format!("\ndiff --git a/build.log b/build.log\nnew file mode 100644\n--- /dev/null\n+++ b/build.log\n@@ -0,0 +1,{n} @@\n").as_bytes());
+    for l in String::from_utf8_lossy(&build).lines() {
+        quote.extend_from_slice(format!("+{l}\n").as_bytes());
+    }
+    data.extend_from_slice(&quote);
+    let (out, h) = envelope(&[], &data);
+    assert_eq!(h["layout"], "commits", "{out}");
+    assert_eq!((h["signal_hits"].as_u64(), h.get("verdict")), (Some(0), None), "{out}");
+    assert_eq!(h["rollup"]["commits"], 19);
+}

@@ -11,7 +11,7 @@
 //! layout's accumulator says of every line whether it is one of its units,
 //! and at the end the layout whose units are most of the non-blank lines
 //! (60%; 50% when the wrapped command is its tool) wins, in the order
-//! commits/patch, matches, paths; otherwise the layout is `log` and the
+//! commits/patch (`vcs`), matches, paths; otherwise the layout is `log` and the
 //! envelope is today's. To keep a log's scan as fast as before, every
 //! accumulator reads the first lines (the *window*: at least 1,000 lines
 //! and 64 KiB, at most 1 MiB); one whose units are under 30% of them then
@@ -28,6 +28,7 @@ pub mod matches;
 pub mod number;
 pub mod paths;
 pub mod tables;
+pub mod vcs;
 
 use memchr::memchr_iter;
 
@@ -35,6 +36,7 @@ use crate::stream::line::LineBody;
 
 pub use matches::Matches;
 pub use paths::Paths;
+pub use vcs::Vcs;
 
 /// The layout of an output (the header's `layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -109,6 +111,7 @@ const HINTED_SHARE: f64 = 0.5;
 pub struct Layouts {
     paths: Option<Paths>,
     matches: Option<Matches>,
+    vcs: Option<Vcs>,
     lines: u64,
     blank: u64,
     bytes: u64,
@@ -132,6 +135,7 @@ impl Layouts {
         Layouts {
             paths: Some(Paths::new()),
             matches: Some(Matches::new()),
+            vcs: Some(Vcs::new()),
             lines: 0,
             blank: 0,
             bytes: 0,
@@ -144,7 +148,7 @@ impl Layouts {
 
     /// Whether some listing layout is still possible.
     pub fn in_play(&self) -> bool {
-        self.paths.is_some() || self.matches.is_some()
+        self.paths.is_some() || self.matches.is_some() || self.vcs.is_some()
     }
 
     /// Complete lines, each ending with `\n`, the first being `first`.
@@ -202,11 +206,16 @@ impl Layouts {
     fn one(&mut self, lineno: u64, line: &[u8], len: usize) -> bool {
         self.lines += 1;
         self.bytes += len as u64;
+        let mut unit = false;
+        // A patch's blank context line and a commit's blank lines move
+        // its state: the commit reader sees every line.
+        if let Some(v) = self.vcs.as_mut() {
+            unit |= v.line(lineno, line);
+        }
         if forms::blank(line) {
             self.blank += 1;
-            return false;
+            return unit;
         }
-        let mut unit = false;
         if let Some(p) = self.paths.as_mut() {
             unit |= p.line(lineno, line);
         }
@@ -231,6 +240,9 @@ impl Layouts {
         if self.matches.as_ref().is_some_and(|m| low(m.units(), 0)) {
             self.matches = None;
         }
+        if self.vcs.as_ref().is_some_and(|v| low(v.units(), 0)) {
+            self.vcs = None;
+        }
     }
 
     /// Ends the input.
@@ -240,6 +252,9 @@ impl Layouts {
         }
         if let Some(m) = self.matches.as_mut() {
             m.finish();
+        }
+        if let Some(v) = self.vcs.as_mut() {
+            v.finish();
         }
     }
 
@@ -256,6 +271,15 @@ impl Layouts {
             let need = if hint == Some(layout) { HINTED_SHARE } else { SHARE };
             units >= 2 && units as f64 >= need * (considered - neutral) as f64
         };
+        if let Some(v) = self.vcs.as_ref() {
+            let layout = if v.is_patch() { Layout::Patch } else { Layout::Commits };
+            // `git show` names the commits' tool and prints a patch.
+            let named = matches!(hint, Some(Layout::Commits | Layout::Patch));
+            let need = if named { HINTED_SHARE } else { SHARE };
+            if v.units() >= 2 && v.units() as f64 >= need * considered as f64 {
+                return layout;
+            }
+        }
         if self.matches.as_ref().is_some_and(|m| wins(Layout::Matches, m.units(), 0)) {
             return Layout::Matches;
         }
@@ -271,6 +295,10 @@ impl Layouts {
 
     pub fn matches(&self) -> Option<&Matches> {
         self.matches.as_ref()
+    }
+
+    pub fn vcs(&self) -> Option<&Vcs> {
+        self.vcs.as_ref()
     }
 
     /// Non-blank lines read.

@@ -294,8 +294,8 @@ impl Paths {
                 return self.du_row(lineno, line, tab);
             }
             if tree_summary(line) {
-                let n = parse_size(&line[..super::forms::digits_len(line)]).map(|v| v.0);
-                self.totals.add(lineno, line, n);
+                // Directories and files: two counts, no one figure.
+                self.totals.add(lineno, line, None);
                 return true;
             }
         }
