@@ -94,14 +94,9 @@ pub fn paths(p: &Paths) -> PathFigures<'_> {
         .filter(|i| !is_root(&i.label))
         .map(|item| Largest { item, shown: figure(p, item.value), path: name(&item.label, NAME_CHARS) })
         .collect();
-    let rows = p.dirs().rows();
-    let named = rows.iter().filter(|r| !r.label.is_empty()).count() as u64;
-    PathFigures {
-        directories: if named > 0 { named } else { rows.len() as u64 },
-        exact: p.dirs().exact(),
-        root_total,
-        largest,
-    }
+    let (named, exact) = p.directories();
+    let rows = p.dirs().rows().len() as u64;
+    PathFigures { directories: if named > 0 { named } else { rows.min(1) }, exact, root_total, largest }
 }
 
 /// A name from the input, safe to print and at most `max` chars.
@@ -242,7 +237,7 @@ fn paths_rollup(b: &mut Block, p: &Paths) {
                 format!("{label} {}{}", approx(r), thousands(r.count))
             })
             .collect();
-        b.row("busiest directories (entries)", &items, dirs.len());
+        b.row("busiest directories (entries)", &items, (p.directories().0 as usize).max(items.len()));
     }
 }
 

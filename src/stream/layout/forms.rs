@@ -1,31 +1,84 @@
 //! Small byte tests that several layouts share: what a path looks like,
 //! whitespace-separated fields, a directory's part of a path.
 
+/// Whether the line holds a tab, a colon or a space, found in one SIMD
+/// pass (`memchr3`): most lines of a path listing hold none, and then
+/// need no closer look.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// The first tab, colon or space.
+    first: Option<usize>,
+}
+
+impl Facts {
+    pub fn of(line: &[u8]) -> Facts {
+        Facts { first: memchr::memchr3(b'\t', b':', b' ', line) }
+    }
+
+    /// Plain: no tab, colon or space at all.
+    pub fn plain(self) -> bool {
+        self.first.is_none()
+    }
+}
+
+/// Whether `line` holds `: ` (a label or a message, not a file name).
+pub fn colon_space(line: &[u8], f: Facts) -> bool {
+    let Some(at) = f.first else { return false };
+    memchr::memchr_iter(b':', &line[at..]).any(|k| line.get(at + k + 1) == Some(&b' '))
+}
+
+/// Whether the line holds a tab.
+pub fn has_tab(line: &[u8], f: Facts) -> bool {
+    f.first.is_some_and(|at| memchr::memchr(b'\t', &line[at..]).is_some())
+}
+
 /// Whether `p` reads as a path as listings print them: it starts with
 /// `./`, `../`, `/` or `~/` (then spaces are allowed: `./My Docs/a.txt`),
 /// or it is one token holding a `/` or a `.` (`src/lib.rs`, `README.md`,
-/// `.gitignore`). Never a flag (`-x`), a URL, a control character, or a
-/// token ending with `:` (a heading).
+/// `.gitignore`). Never a flag (`-x`), a URL, a tab, a control character,
+/// or a token ending with `:` (a heading).
 pub fn path_ish(p: &[u8]) -> bool {
-    if p.is_empty() || p.len() > 4096 || p[0] == b'-' || p[0] == b' ' || p.last() == Some(&b':') {
-        return false;
-    }
-    if p.iter().any(|&b| b < 0x20 || b == 0x7f) {
+    path_ish_with(p, Facts::of(p))
+}
+
+/// [`path_ish`] with the facts of `p` already found.
+pub fn path_ish_with(p: &[u8], f: Facts) -> bool {
+    if p.is_empty() || p.len() > 4096 || p[0] <= b' ' || p[0] == b'-' || p.last() == Some(&b':') {
         return false;
     }
     if p == b"." || p == b".." {
         return true;
     }
-    let anchored = p.starts_with(b"./") || p.starts_with(b"../") || p.starts_with(b"/") || p.starts_with(b"~/");
-    if anchored {
-        return !p.ends_with(b" ") && memchr::memmem::find(p, b"://").is_none();
-    }
-    if memchr::memchr(b' ', p).is_some() || memchr::memmem::find(p, b"://").is_some() {
+    // Terminal colours and other control bytes: a log's, not a name's.
+    if p.iter().any(|&b| b < 0x20 || b == 0x7f) {
         return false;
     }
-    let has_slash = memchr::memchr(b'/', p).is_some();
-    let has_dot = p[..p.len() - 1].contains(&b'.');
-    has_slash || has_dot
+    let anchored = p.starts_with(b"./") || p.starts_with(b"../") || p.starts_with(b"/") || p.starts_with(b"~/");
+    if !f.plain() {
+        // Only such lines are looked at closely.
+        let url = memchr::memchr_iter(b':', p).any(|k| p[k + 1..].starts_with(b"//"));
+        if url {
+            return false;
+        }
+        let space = memchr::memchr(b' ', p).is_some();
+        if anchored {
+            return !p.ends_with(b" ");
+        }
+        if space {
+            return false;
+        }
+    } else if anchored {
+        return true;
+    }
+    // A slash, or a dot that is not the last byte (`a.rs`, not `etc.`).
+    memchr::memchr2(b'/', b'.', &p[..p.len() - 1]).is_some()
+}
+
+/// Where ` -> ` (a symbolic link's target) starts.
+pub fn arrow(line: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'>', line)
+        .find(|&k| k >= 2 && line[k - 2..k] == *b" -" && line.get(k + 1) == Some(&b' '))
+        .map(|k| k - 2)
 }
 
 /// The directory part of a path, with its final `/` (empty for a bare
@@ -104,13 +157,27 @@ mod tests {
         for p in ["./src/lib.rs", "/usr/share/doc", "src/lib.rs", "README.md", ".gitignore", ".", "./My Docs/a b.txt"] {
             assert!(path_ish(p.as_bytes()), "{p}");
         }
-        for p in ["", "-la", "hello world", "done", "http://x.org/a", "./a:", "x\ty", "12", "error: x", "src/a.rs "] {
+        for p in ["", "-la", "hello world", "done", "http://x.org/a", "./a:", "x\ty", "12", "error: x", "src/a.rs "]
+            .into_iter()
+            .chain(["\x1b[1msrc/a.rs", "./a\x07b", "a.rs\x7f", "~/\x1b[0m"])
+        {
             assert!(!path_ish(p.as_bytes()), "{p}");
         }
         assert_eq!(parent(b"a/b/c.rs"), b"a/b/");
         assert_eq!(parent(b"c.rs"), b"");
         let f: Vec<_> = fields(b" 12  ab\tc ").collect();
         assert_eq!(f, [(1, 3), (5, 7), (8, 9)]);
+    }
+
+    #[test]
+    fn one_pass_facts_agree_with_plain_searches() {
+        for l in ["a: b", "a:b", "x\ty", "./a b", "ok", "http://x", "lnk -> target", "a->b"] {
+            let b = l.as_bytes();
+            let f = Facts::of(b);
+            assert_eq!(colon_space(b, f), l.contains(": "), "{l}");
+            assert_eq!(has_tab(b, f), l.contains('\t'), "{l}");
+            assert_eq!(arrow(b), l.find(" -> "), "{l}");
+        }
     }
 
     #[test]

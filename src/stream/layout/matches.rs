@@ -185,11 +185,19 @@ impl Matches {
             }
         }
         let body = &line[base..];
-        // A context line of the current file: `path-N-text`.
-        if self.cur_active {
+        // Most lines are the current file's: `path:N:text` or its context
+        // `path-N-text`, told without looking at the path again.
+        if self.cur_active && !self.cur.is_empty() {
             if let Some(rest) = body.strip_prefix(&self.cur[..]) {
                 if context_tail(rest) {
                     return Some(Kind::Context);
+                }
+                if let Some(r) = rest.strip_prefix(b":") {
+                    let d = digits_len(r);
+                    if d > 0 && r.get(d) == Some(&b':') {
+                        let end = base + self.cur.len();
+                        return (!diagnostic(&r[d + 1..])).then_some(Kind::Match(base, end));
+                    }
                 }
             }
         }

@@ -98,6 +98,8 @@ impl Layout {
 const WINDOW_LINES: u64 = 1000;
 /// Bytes the window holds at least.
 const WINDOW_BYTES: u64 = 64 << 10;
+/// Bytes of the line before a region kept (a `tree` root line).
+const PREV_BYTES: usize = 4096;
 /// Bytes the window holds at most.
 const WINDOW_MAX: u64 = 1 << 20;
 /// A layout whose units are under this share of the window stops.
@@ -122,6 +124,8 @@ pub struct Layouts {
     first: u64,
     /// The last line handed over alone, and whether it was a unit.
     alone: (u64, bool),
+    /// The last line read, when the next region starts.
+    prev: Vec<u8>,
 }
 
 impl Default for Layouts {
@@ -143,6 +147,7 @@ impl Layouts {
             bits: Vec::new(),
             first: 0,
             alone: (0, false),
+            prev: Vec::new(),
         }
     }
 
@@ -159,9 +164,13 @@ impl Layouts {
         self.first = first;
         self.bits.clear();
         let mut start = 0;
+        let mut prev = (0, 0);
+        let prev_line = std::mem::take(&mut self.prev);
         for (i, nl) in memchr_iter(b'\n', region).enumerate() {
             let line = crate::stream::tail::strip_cr(&region[start..nl]);
-            let unit = self.one(first + i as u64, line, nl + 1 - start);
+            let before = if i == 0 { &prev_line[..] } else { &region[prev.0..prev.1] };
+            let unit = self.one(first + i as u64, line, before, nl + 1 - start);
+            prev = (start, start + line.len());
             start = nl + 1;
             if i % 64 == 0 {
                 self.bits.push(0);
@@ -173,6 +182,14 @@ impl Layouts {
                 break;
             }
         }
+        self.prev = prev_line;
+        self.keep_prev(&region[prev.0..prev.1]);
+    }
+
+    /// Keeps the last line read (a bounded copy), for the line after it.
+    fn keep_prev(&mut self, line: &[u8]) {
+        self.prev.clear();
+        self.prev.extend_from_slice(&line[..line.len().min(PREV_BYTES)]);
     }
 
     /// One line handed over alone (it spanned blocks; `body` without its
@@ -185,7 +202,10 @@ impl Layouts {
             LineBody::Whole(b) => (b, b.len() as u64),
             LineBody::Cut { prefix, bytes, .. } => (prefix, bytes),
         };
-        let unit = self.one(lineno, head, len as usize + 1);
+        let prev = std::mem::take(&mut self.prev);
+        let unit = self.one(lineno, head, &prev, len as usize + 1);
+        self.prev = prev;
+        self.keep_prev(head);
         self.alone = (lineno, unit);
     }
 
@@ -203,21 +223,22 @@ impl Layouts {
         self.bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 
-    fn one(&mut self, lineno: u64, line: &[u8], len: usize) -> bool {
+    fn one(&mut self, lineno: u64, line: &[u8], prev: &[u8], len: usize) -> bool {
         self.lines += 1;
         self.bytes += len as u64;
         let mut unit = false;
+        let blank = forms::blank(line);
         // A patch's blank context line and a commit's blank lines move
         // its state: the commit reader sees every line.
         if let Some(v) = self.vcs.as_mut() {
-            unit |= v.line(lineno, line);
+            unit |= v.line(lineno, line, blank);
         }
-        if forms::blank(line) {
+        if blank {
             self.blank += 1;
             return unit;
         }
         if let Some(p) = self.paths.as_mut() {
-            unit |= p.line(lineno, line);
+            unit |= p.line(lineno, line, prev);
         }
         if let Some(m) = self.matches.as_mut() {
             unit |= m.line(lineno, line);

@@ -22,9 +22,9 @@
 
 use std::collections::VecDeque;
 
-use super::forms::{all_digits, fields, parent, path_ish};
+use super::forms::{all_digits, arrow, colon_space, fields, has_tab, parent, path_ish, path_ish_with, Facts};
 use super::number::parse_size;
-use super::tables::{hash, Table, TopK};
+use super::tables::{hash, Distinct, Table, TopK};
 
 /// Largest entries kept (the envelope shows as many as fit, at least 5).
 pub const LARGEST: usize = 20;
@@ -138,6 +138,8 @@ pub struct Paths {
     pub largest: TopK,
     tops: Table,
     dirs: Table,
+    /// Distinct directories (the table keeps only the busiest).
+    dirs_distinct: Distinct,
     /// The directory prefix every entry shares, with its `/` (empty when
     /// none); `None` before the first entry.
     root: Option<Vec<u8>>,
@@ -149,6 +151,8 @@ pub struct Paths {
     tree: Vec<Vec<u8>>,
     /// Scratch: an entry's whole path.
     path: Vec<u8>,
+    /// The line before was a bare path (a `tree` root, when rows follow).
+    prev_bare: bool,
     dir_run: Run,
     top_run: Run,
     /// Entries that are the root itself (find's first line), and the last
@@ -177,11 +181,13 @@ impl Paths {
             largest: TopK::new(LARGEST),
             tops: Table::new(TOPS),
             dirs: Table::new(DIRS),
+            dirs_distinct: Distinct::new(4096),
             root: None,
             cur_dir: Vec::new(),
             tree_root: Vec::new(),
             tree: Vec::new(),
             path: Vec::new(),
+            prev_bare: false,
             dir_run: Run::default(),
             top_run: Run::default(),
             at_root: Run::default(),
@@ -234,10 +240,10 @@ impl Paths {
         (self.last_du.lineno > 0).then_some(&self.last_du)
     }
 
-    /// One non-blank line (no terminator); true when it is part of the
-    /// listing.
-    pub fn line(&mut self, lineno: u64, line: &[u8]) -> bool {
-        match self.read(lineno, line) {
+    /// One non-blank line (no terminator), after `prev` (the line before
+    /// it, when there is one); true when it is part of the listing.
+    pub fn line(&mut self, lineno: u64, line: &[u8], prev: &[u8]) -> bool {
+        match self.read(lineno, line, prev) {
             Some(true) => self.units += 1,
             Some(false) => self.neutral += 1,
             None => return false,
@@ -254,8 +260,9 @@ impl Paths {
 
     /// Some(true) for a unit, Some(false) for a neutral line, None for
     /// a line that is not part of a listing.
-    fn read(&mut self, lineno: u64, line: &[u8]) -> Option<bool> {
-        let unit = self.read_unit(lineno, line);
+    fn read(&mut self, lineno: u64, line: &[u8], prev: &[u8]) -> Option<bool> {
+        let bare = std::mem::take(&mut self.prev_bare);
+        let unit = self.read_unit(lineno, line, prev, bare);
         if unit {
             return Some(true);
         }
@@ -267,16 +274,30 @@ impl Paths {
         if !word(line) {
             return None;
         }
-        self.tree_root.clear();
-        self.tree_root.extend_from_slice(line);
-        self.tree_root.push(b'/');
-        self.tree.clear();
-        self.forms[Source::Bare as usize] += 1;
-        self.entry(lineno, line, None, (0, line.len()), Full::Listed);
+        self.bare(lineno, line);
         Some(false)
     }
 
-    fn read_unit(&mut self, lineno: u64, line: &[u8]) -> bool {
+    /// A bare path (or word); it may be the root line of a `tree` that
+    /// follows (see `tree_row`).
+    fn bare(&mut self, lineno: u64, line: &[u8]) {
+        self.prev_bare = true;
+        self.forms[Source::Bare as usize] += 1;
+        self.entry(lineno, line, None, (0, line.len()), Full::Listed);
+    }
+
+    fn read_unit(&mut self, lineno: u64, line: &[u8], prev: &[u8], prev_bare: bool) -> bool {
+        // A line with no tab, colon or space (one SIMD pass) can only be a
+        // bare path: most lines of `find`, `git ls-files`, `fd` need no
+        // other test.
+        let facts = Facts::of(line);
+        if facts.plain() {
+            if !path_ish_with(line, facts) {
+                return false;
+            }
+            self.bare(lineno, line);
+            return true;
+        }
         let b0 = line[0];
         if ls_perms(line) {
             self.ls_row(lineno, line);
@@ -305,10 +326,17 @@ impl Paths {
             }
         }
         if let Some((depth, name)) = tree_row(line) {
+            if prev_bare {
+                // The first row: the line above is the tree's root.
+                self.tree_root.clear();
+                self.tree_root.extend_from_slice(&prev[..prev.len().min(PATH_BYTES - 1)]);
+                self.tree_root.push(b'/');
+                self.tree.clear();
+            }
             self.tree_row(lineno, line, depth, name);
             return true;
         }
-        if memchr::memchr(b'\t', line).is_some() || memchr::memmem::find(line, b": ").is_some() {
+        if has_tab(line, facts) || colon_space(line, facts) {
             return false;
         }
         if let Some(dir) = line.strip_suffix(b":") {
@@ -318,16 +346,10 @@ impl Paths {
             }
             return false;
         }
-        if !path_ish(line) {
+        if !path_ish_with(line, facts) {
             return false;
         }
-        // A bare path; it may be the root line of a `tree` that follows.
-        self.tree_root.clear();
-        self.tree_root.extend_from_slice(&line[..line.len().min(PATH_BYTES - 1)]);
-        self.tree_root.push(b'/');
-        self.tree.clear();
-        self.forms[Source::Bare as usize] += 1;
-        self.entry(lineno, line, None, (0, line.len()), Full::Listed);
+        self.bare(lineno, line);
         true
     }
 
@@ -377,7 +399,7 @@ impl Paths {
             return;
         }
         let start = f[name_field].0;
-        let end = memchr::memmem::find(&line[start..], b" -> ").map_or(line.len(), |k| start + k);
+        let end = arrow(&line[start..]).map_or(line.len(), |k| start + k);
         let name = &line[start..end];
         let ranked = line[0] != b'd';
         let mut path = std::mem::take(&mut self.path);
@@ -435,7 +457,7 @@ impl Paths {
                 name = &rest[rest.iter().position(|&b| b != b' ').unwrap_or(rest.len())..];
             }
         }
-        let name = match memchr::memmem::find(name, b" -> ") {
+        let name = match arrow(name) {
             Some(k) => &name[..k],
             None => name,
         };
@@ -481,6 +503,20 @@ impl Paths {
 
     /// Adds an entry to its directory's and its top level's runs.
     fn place(&mut self, full: &[u8], value: u64) {
+        // The common case: in the directory of the entry before, below the
+        // root (so under the same top level, not its own line).
+        let d = &self.dir_run.key;
+        if self.dir_run.active
+            && self.top_run.active
+            && d.len() > self.root.as_ref().map_or(usize::MAX, Vec::len)
+            && full.len() > d.len()
+            && full.starts_with(d)
+            && memchr::memchr(b'/', &full[d.len()..]).is_none()
+        {
+            add(&mut self.dir_run, value, false);
+            add(&mut self.top_run, value, false);
+            return;
+        }
         self.widen_root(full);
         let root_len = self.root().len();
         // The component below the root; none for the root itself.
@@ -502,8 +538,17 @@ impl Paths {
         if !self.dir_run.active || self.dir_run.key != dir {
             flush(&mut self.dir_run, &mut self.dirs);
             start(&mut self.dir_run, dir);
+            if !dir.is_empty() {
+                self.dirs_distinct.insert(hash(dir));
+            }
         }
         add(&mut self.dir_run, value, false);
+    }
+
+    /// Directories holding entries (a named one, or the current one when
+    /// no entry names one), and whether the count is exact.
+    pub fn directories(&self) -> (u64, bool) {
+        self.dirs_distinct.count()
     }
 
     /// Shrinks the root so that `full` is under it (or is it).
@@ -701,10 +746,12 @@ mod tests {
 
     fn read(text: &str) -> Paths {
         let mut p = Paths::new();
+        let mut prev = "";
         for (i, l) in text.lines().enumerate() {
             if !l.trim().is_empty() {
-                p.line(i as u64 + 1, l.as_bytes());
+                p.line(i as u64 + 1, l.as_bytes(), prev.as_bytes());
             }
+            prev = l;
         }
         p.finish();
         p
@@ -786,10 +833,10 @@ mod tests {
     fn log_lines_are_not_entries() {
         let mut p = Paths::new();
         for l in ["Compiling foo v0.1.0", "error: could not compile", "/usr/bin/ld: cannot find -lx", "200 OK"] {
-            assert!(!p.line(1, l.as_bytes()), "{l}");
+            assert!(!p.line(1, l.as_bytes(), b""), "{l}");
         }
         // One word may be a name: it counts neither way.
-        assert!(p.line(2, b"done"));
+        assert!(p.line(2, b"done", b""));
         assert_eq!((p.units(), p.neutral()), (0, 1));
     }
 }

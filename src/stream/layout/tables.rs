@@ -15,6 +15,7 @@
 //!   `K` = 4096).
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::stream::line::{LineBody, StoredLine};
 
@@ -40,6 +41,29 @@ pub fn hash(bytes: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// Keys here are already [`hash`]es: the map uses them as they are
+/// (SipHash over a well-mixed u64 would only cost time).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type Keyed = BuildHasherDefault<KeyHasher>;
+
 /// One key's figures.
 #[derive(Debug, Clone, Default)]
 pub struct Row {
@@ -62,15 +86,17 @@ pub struct Row {
 #[derive(Debug)]
 pub struct Table {
     rows: Vec<Row>,
-    index: HashMap<u64, usize>,
+    index: HashMap<u64, usize, Keyed>,
     cap: usize,
     /// The largest count evicted so far.
     floor: u64,
+    /// Label buffers of evicted rows, reused by new ones.
+    spare: Vec<Vec<u8>>,
 }
 
 impl Table {
     pub fn new(cap: usize) -> Table {
-        Table { rows: Vec::new(), index: HashMap::new(), cap: cap.max(2), floor: 0 }
+        Table { rows: Vec::new(), index: HashMap::default(), cap: cap.max(2), floor: 0, spare: Vec::new() }
     }
 
     /// The row of `key`, made (with `label`) when missing.
@@ -81,7 +107,10 @@ impl Table {
         if self.rows.len() >= self.cap {
             self.evict();
         }
-        let label = label[..label.len().min(LABEL_BYTES)].to_vec();
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(&label[..label.len().min(LABEL_BYTES)]);
+        let label = buf;
         self.index.insert(key, self.rows.len());
         self.rows.push(Row { key, label, error: self.floor, ..Row::default() });
         self.rows.last_mut().expect("just pushed")
@@ -90,10 +119,10 @@ impl Table {
     /// Drops the half with the smallest counts: amortised over the `cap /
     /// 2` rows made before the next eviction.
     fn evict(&mut self) {
-        self.rows.sort_unstable_by(|a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
         let keep = self.cap / 2;
+        self.rows.select_nth_unstable_by(keep, |a, b| b.count.cmp(&a.count).then(a.key.cmp(&b.key)));
         self.floor = self.floor.max(self.rows[keep..].iter().map(|r| r.count).max().unwrap_or(0));
-        self.rows.truncate(keep);
+        self.spare.extend(self.rows.drain(keep..).map(|r| r.label));
         self.index.clear();
         self.index.extend(self.rows.iter().enumerate().map(|(i, r)| (r.key, i)));
     }
@@ -272,12 +301,12 @@ pub struct Distinct {
     k: usize,
     /// The `k` smallest hashes seen, as a max-heap and a set.
     heap: BinaryHeap<u64>,
-    set: HashSet<u64>,
+    set: HashSet<u64, Keyed>,
 }
 
 impl Distinct {
     pub fn new(k: usize) -> Distinct {
-        Distinct { k: k.max(16), heap: BinaryHeap::new(), set: HashSet::new() }
+        Distinct { k: k.max(16), heap: BinaryHeap::new(), set: HashSet::default() }
     }
 
     pub fn insert(&mut self, h: u64) {

@@ -229,9 +229,9 @@ impl Vcs {
 
     /// One line (no terminator); `blank` when it is only blanks. True when
     /// it is part of the listing.
-    pub fn line(&mut self, lineno: u64, line: &[u8]) -> bool {
+    pub fn line(&mut self, lineno: u64, line: &[u8], blank: bool) -> bool {
         let unit = self.read(lineno, line);
-        if unit && !blank(line) {
+        if unit && !blank {
             self.units += 1;
         }
         unit
@@ -430,8 +430,15 @@ impl Vcs {
             self.newest = Some(self.cur.kept());
         }
         let first = self.cur.first_lineno().unwrap_or(0);
+        if !self.picks.wants(first) {
+            return;
+        }
         if let Some(l) = self.cur.lines().first() {
-            if self.picks.offer(first, &line_bytes(l), 0) {
+            let text = match l.body() {
+                LineBody::Whole(b) => b,
+                LineBody::Cut { prefix, .. } => prefix,
+            };
+            if self.picks.offer(first, text, 0) {
                 self.pick_headers.retain(|(n, _)| self.picks.items().iter().any(|s| s.line.lineno == *n));
                 self.pick_headers.push((first, self.cur.kept()));
             }
@@ -546,7 +553,8 @@ impl Vcs {
     /// ` 3 files changed, 10 insertions(+), 2 deletions(-)`.
     fn stat_line(&mut self, line: &[u8]) -> bool {
         let Some(t) = line.strip_prefix(b" ") else { return false };
-        if let Some(k) = memchr::memmem::find(t, b" | ") {
+        let bar = memchr::memchr_iter(b'|', t).find(|&k| k > 0 && t[k - 1] == b' ' && t.get(k + 1) == Some(&b' '));
+        if let Some(k) = bar.map(|k| k - 1) {
             let after = trim_start(&t[k + 3..]);
             let d = digits_len(after);
             let changes = parse_u64(&after[..d]);
@@ -632,13 +640,6 @@ impl Vcs {
     }
 }
 
-fn line_bytes(l: &StoredLine) -> Vec<u8> {
-    match l.body() {
-        LineBody::Whole(b) => b.to_vec(),
-        LineBody::Cut { prefix, .. } => prefix.to_vec(),
-    }
-}
-
 fn trim_start(b: &[u8]) -> &[u8] {
     &b[b.iter().position(|&c| c != b' ' && c != b'\t').unwrap_or(b.len())..]
 }
@@ -720,7 +721,8 @@ mod tests {
 
     fn read(text: &str) -> (Vcs, Vec<bool>) {
         let mut v = Vcs::new();
-        let units = text.lines().enumerate().map(|(i, l)| v.line(i as u64 + 1, l.as_bytes())).collect();
+        let units =
+            text.lines().enumerate().map(|(i, l)| v.line(i as u64 + 1, l.as_bytes(), blank(l.as_bytes()))).collect();
         v.finish();
         (v, units)
     }
