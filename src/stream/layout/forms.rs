@@ -50,14 +50,20 @@ pub fn path_ish_with(p: &[u8], f: Facts) -> bool {
         return true;
     }
     // Terminal colours and other control bytes: a log's, not a name's.
-    if p.iter().any(|&b| b < 0x20 || b == 0x7f) {
+    if control(p) {
         return false;
     }
     let anchored = p.starts_with(b"./") || p.starts_with(b"../") || p.starts_with(b"/") || p.starts_with(b"~/");
     if !f.plain() {
         // Only such lines are looked at closely.
-        let url = memchr::memchr_iter(b':', p).any(|k| p[k + 1..].starts_with(b"//"));
-        if url {
+        // A URL, or grep's `path:N:text` and `path:N` (not a name, and
+        // left to the matches layout so that the paths one stops reading).
+        let url_or_match = memchr::memchr_iter(b':', p).any(|k| {
+            let r = &p[k + 1..];
+            let d = digits_len(r);
+            r.starts_with(b"//") || (d > 0 && (d == r.len() || r[d] == b':'))
+        });
+        if url_or_match {
             return false;
         }
         let space = memchr::memchr(b' ', p).is_some();
@@ -72,6 +78,13 @@ pub fn path_ish_with(p: &[u8], f: Facts) -> bool {
     }
     // A slash, or a dot that is not the last byte (`a.rs`, not `etc.`).
     memchr::memchr2(b'/', b'.', &p[..p.len() - 1]).is_some()
+}
+
+/// Whether `p` holds a control byte (tab included). Written without an
+/// early exit so that the compiler makes it a vector loop: it runs on every
+/// line of a path listing.
+fn control(p: &[u8]) -> bool {
+    p.iter().fold(false, |a, &b| a | (b < 0x20) | (b == 0x7f))
 }
 
 /// Where ` -> ` (a symbolic link's target) starts.
@@ -160,6 +173,7 @@ mod tests {
         for p in ["", "-la", "hello world", "done", "http://x.org/a", "./a:", "x\ty", "12", "error: x", "src/a.rs "]
             .into_iter()
             .chain(["\x1b[1msrc/a.rs", "./a\x07b", "a.rs\x7f", "~/\x1b[0m"])
+            .chain(["./src/a.rs:12:use x;", "a.1:97:警告", "src/a.rs:3"])
         {
             assert!(!path_ish(p.as_bytes()), "{p}");
         }
