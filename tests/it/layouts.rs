@@ -426,3 +426,65 @@ fn commit_messages_and_diff_lines_are_never_signals() {
     assert_eq!((h["signal_hits"].as_u64(), h.get("verdict")), (Some(0), None), "{out}");
     assert_eq!(h["rollup"]["commits"], 19);
 }
+
+/// `copies` copies of a real listing, each renamed by `rename(copy,
+/// line)` so that its units are new ones (as `scripts/bench.sh` scales
+/// its inputs).
+fn scaled(case: &str, copies: usize, rename: impl Fn(usize, &str) -> String) -> Vec<u8> {
+    let data = fixture(case);
+    let mut out = String::new();
+    for k in 0..copies {
+        for l in lines(&data) {
+            out.push_str(&rename(k, &l));
+            out.push('\n');
+        }
+    }
+    out.into_bytes()
+}
+
+/// Asserts that `key` is an estimate in the header (`approximate`), printed
+/// with `≈` in the summary, and within 5% of `truth`; returns the header.
+fn estimated(input: &[u8], key: &str, truth: u64) -> serde_json::Value {
+    let (out, h) = envelope(&["--budget", "4000"], input);
+    let ctx = format!("{key}, truly {truth}:\n{out}");
+    let got = h["rollup"][key].as_u64().unwrap_or_else(|| panic!("no {key} in {ctx}"));
+    assert!(got.abs_diff(truth) * 20 <= truth, "{got} {ctx}");
+    assert!(h["rollup"]["approximate"].as_array().unwrap().iter().any(|k| k == key), "{ctx}");
+    let summary = out.lines().find(|l| l.starts_with("--- summary: ")).unwrap();
+    assert!(summary.contains(&format!("≈{}", thousands(got))), "{ctx}");
+    h
+}
+
+/// Requirement 6: past the bounded tables, counts are estimates, close and
+/// marked `≈`; the counts that need no table stay exact.
+#[test]
+fn counts_past_the_bounded_tables_are_estimates_marked_as_such() {
+    // wc -l of crate sources, 63 directories a copy, each copy under its own.
+    let copies = 70;
+    let wc = scaled("paths/wc-l-crates", copies, |k, l| l.replacen("./", &format!("./c{k}/"), 1));
+    let h = estimated(&wc, "directories", 63 * copies as u64);
+    let one = envelope(&[], &fixture("paths/wc-l-crates")).1;
+    assert_eq!(one["rollup"]["directories"], 63);
+    assert_eq!(h["rollup"]["entries"], one["rollup"]["entries"].as_u64().unwrap() * copies as u64);
+    assert_eq!(h["rollup"]["total_sum"], one["rollup"]["total_sum"].as_u64().unwrap() * copies as u64);
+
+    // grep -rn over Japanese text, 36 files a copy.
+    let copies = 120;
+    let grep = scaled("matches/grep-rn-ja", copies, |k, l| format!("c{k}/{l}"));
+    let h = estimated(&grep, "files", 36 * copies as u64);
+    assert_eq!(h["rollup"]["matches"], lines(&fixture("matches/grep-rn-ja")).len() as u64 * copies as u64);
+
+    // git log --stat, 45 files a copy; every copy's files renamed.
+    let copies = 100;
+    let one = envelope(&[], &fixture("commits/git-log-stat")).1;
+    assert_eq!(one["rollup"]["files"], 45);
+    let log = scaled("commits/git-log-stat", copies, |k, l| match l.split_once(" | ") {
+        Some((path, rest)) if l.starts_with(' ') => format!(" c{k}/{} | {rest}", path.trim_start()),
+        _ => l.to_string(),
+    });
+    let h = estimated(&log, "files", 45 * copies as u64);
+    for key in ["commits", "insertions", "deletions"] {
+        assert_eq!(h["rollup"][key], one["rollup"][key].as_u64().unwrap() * copies as u64, "{key}");
+    }
+    assert_eq!(h["signal_hits"], 0);
+}
