@@ -165,6 +165,11 @@ pub struct Scanned<'a> {
     /// lines that are not its units, and there is no family tally.
     pub layout: Layout,
     pub layouts: &'a Layouts,
+    /// Lines at each end the reader asked to see one by one (the `| head
+    /// -N` / `| tail -N` an agent hook replaced): the renderer never folds
+    /// them into a run. Zero unless the session sets them.
+    pub unfolded_head: u64,
+    pub unfolded_tail: u64,
 }
 
 impl Scanner {
@@ -297,6 +302,8 @@ impl Scanner {
                 .and_then(|f| f.first_error_location.as_ref()),
             layout,
             layouts: &self.layouts,
+            unfolded_head: 0,
+            unfolded_tail: 0,
         }
     }
 

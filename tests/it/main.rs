@@ -2,8 +2,10 @@
 
 mod util;
 
+mod agents;
 mod check;
 mod cli;
+mod detach;
 mod envelope;
 mod families;
 mod faults;
@@ -12,6 +14,7 @@ mod folding;
 mod fuzz_regressions;
 mod history;
 mod hook;
+mod hostile;
 mod json;
 mod layers;
 mod layouts;
