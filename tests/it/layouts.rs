@@ -488,3 +488,26 @@ fn counts_past_the_bounded_tables_are_estimates_marked_as_such() {
     }
     assert_eq!(h["signal_hits"], 0);
 }
+
+/// An agent hook's `CMD | head -N` / `| tail -N` (`--cut`): a listing's
+/// envelope still holds the lines the cut would have shown, one by one, and
+/// its layout and rollup.
+#[test]
+fn a_listing_keeps_the_lines_of_the_cut_it_replaces() {
+    for case in ["paths/find-man-ja", "commits/git-log-stat", "paths/wc-l-crates"] {
+        let data = fixture(case);
+        let all = lines(&data);
+        let mut input = data.clone();
+        input.extend_from_slice(b"\nt1:0\n");
+        for (cut, want) in [("head:60", &all[..60]), ("tail:60", &all[all.len() - 60..])] {
+            let (out, h) = envelope(&["--trailer", "t1", "--cut", cut], &input);
+            let ctx = format!("{case} {cut}:\n{out}");
+            assert_eq!(h["layout"], case.split('/').next().unwrap(), "{ctx}");
+            assert_eq!(h["exit_status"], 0, "{ctx}");
+            let shown: std::collections::HashSet<&str> = out.lines().collect();
+            for l in want {
+                assert!(shown.contains(l.as_str()), "{l:?} missing from {ctx}");
+            }
+        }
+    }
+}
