@@ -264,7 +264,7 @@ fn rollup(sc: &Scanned, b: &Budgets, base: usize) -> String {
         return String::new();
     }
     let spare = b.budget.saturating_sub(base + 2 * (MIN_LINE_ROOM + 1));
-    layout::rollup(sc, (b.budget / 3).min(spare * 3 / 4), b.head_budget.min(b.budget / 16))
+    layout::rollup(sc, (b.budget / 3).min(spare.saturating_mul(3) / 4), b.head_budget.min(b.budget / 16))
 }
 
 /// `fixed_cost` without the rollup.

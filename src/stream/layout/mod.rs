@@ -297,7 +297,10 @@ impl Layouts {
             // `git show` names the commits' tool and prints a patch.
             let named = matches!(hint, Some(Layout::Commits | Layout::Patch));
             let need = if named { HINTED_SHARE } else { SHARE };
-            if v.units() >= 2 && v.units() as f64 >= need * considered as f64 {
+            // A commit or a hunk header is the evidence: `--- ` lines alone
+            // are also Go's test results and separators.
+            let evidence = v.commits() > 0 || v.hunks() > 0;
+            if evidence && v.units() >= 2 && v.units() as f64 >= need * considered as f64 {
                 return layout;
             }
         }
@@ -345,6 +348,10 @@ mod tests {
         assert_eq!(decide("./a.rs:1:x\n./a.rs:2:y\n./b.rs:7:z\n", None), Layout::Matches);
         assert_eq!(decide("Compiling a\nerror: x\nwarning: y\n", None), Layout::Log);
         assert_eq!(decide("", None), Layout::Log);
+        // Lines that start like a patch's file headers, and no hunk.
+        assert_eq!(decide("--- tail 1/1 lines ---error\n--- tail 1/1 lines ---\n", None), Layout::Log);
+        let go = "=== RUN   TestA\n--- PASS: TestA (0.00s)\n--- FAIL: TestB (0.01s)\n--- PASS: TestC (0.00s)\n";
+        assert_eq!(decide(go, Some("go test -v ./...")), Layout::Log);
         // Half the lines: a log, unless the command is the tool.
         let half = "./a.rs\n./b.rs\nfind: '/x': Permission denied\nfind: '/y': Permission denied\n";
         assert_eq!(decide(half, None), Layout::Log);
