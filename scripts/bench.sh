@@ -7,6 +7,7 @@
 #
 #   scripts/bench.sh [SIZE_MiB ...]        default: 256 (a short run)
 #   ROUNDS=5 KINDS="log log10 ja ja10 server unique" scripts/bench.sh 1024 4096
+#   KINDS="gitlog find grep" scripts/bench.sh 1024     (listings)
 #
 # Ratios, per input and size, all from the same rounds:
 #   outbox through a pipe / `cat | tail -n 20`   (reading only)
@@ -16,8 +17,13 @@
 # log with ~0.1% (ja) or 10% (ja10); real server logs (server: the
 # PostgreSQL and nginx error logs captured by
 # scripts/capture-server-logs.sh, interleaved, repeated with their numbers
-# shifted; about a third of the lines are errors and warnings) and its worst case (unique: a random word in
-# every line, so no two lines share a template). Each round runs every command once, in
+# shifted; about a third of the lines are errors and warnings) and its worst
+# case (unique: a random word in every line, so no two lines share a
+# template); listings made by repeating real output (tests/fixtures/layouts,
+# captured by scripts/capture-listings.sh), renamed in each copy so that no
+# two units are alike: a `git log -p` (gitlog; each copy's commits get their
+# own hashes), a `find` of millions of paths (find; each copy under its own
+# directory) and a `grep -rn` (grep; likewise). Each round runs every command once, in
 # the same order; files written by the previous command are removed and
 # synced first, so no run pays for another's dirty pages. Inputs stay in
 # the page cache (they are read once before timing).
@@ -52,7 +58,9 @@ mkdir -p "$OUTBOX_DIR" && chmod 700 "$OUTBOX_DIR"
 #   log10    same, 10% error lines
 #   ja       Japanese log lines, ~1 in 1000 with "error"
 #   ja10     same, 10% error lines
+#   gitlog   git log -p, find: find, grep: grep -rn (real output, repeated)
 gen() {
+  case $1 in gitlog | find | grep) gen_listing "$@"; return ;; esac
   python3 - "$1" "$2" "$3" <<'PY'
 import random, sys
 kind, mib, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -105,6 +113,33 @@ with open(path, "wb") as f:
         f.write(chunk)
         n += len(chunk)
     f.write(b"summary: 1 request FAILED, run finished\n")
+PY
+}
+
+# gen_listing KIND MIB FILE: a real listing repeated to MIB MiB, each copy
+# renamed (commit hashes, top directory) so that units stay distinct.
+gen_listing() {
+  python3 - "$1" "$2" "$3" tests/fixtures/layouts <<'PY'
+import hashlib, re, sys
+kind, mib, path, fix = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+src = {
+    "gitlog": ["commits/git-log-p.out", "commits/git-log-stat.out"],
+    "find": ["paths/find-man-ja.out", "paths/git-ls-files.out"],
+    "grep": ["matches/grep-rn-ja.out", "matches/grep-rn-error.out"],
+}[kind]
+text = "".join(open(f"{fix}/{f}", encoding="utf-8", errors="surrogateescape").read() for f in src)
+target = mib << 20
+commit = re.compile(r"^commit ([0-9a-f]{40})", re.M)
+with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+    n, rep = 0, 0
+    while n < target:
+        if kind == "gitlog":
+            copy = commit.sub(lambda m: "commit " + hashlib.sha1(f"{rep}{m.group(1)}".encode()).hexdigest(), text)
+        else:
+            copy = re.sub(r"^(?:\./)?", f"./copy{rep}/", text, flags=re.M)
+        f.write(copy)
+        n += len(copy.encode("utf-8", "surrogateescape"))
+        rep += 1
 PY
 }
 
@@ -174,7 +209,9 @@ echo
 echo "| input | size | outbox pipe s | tail s | tee s | outbox file s | cp s | pipe ÷ tail | pipe ÷ tee | file ÷ cp | outbox user s per GiB (file on stdin) | peak RSS | stored copy identical (pipe/file) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 : >"$WORK/summary"
-declare -A NAMES=([log]="ASCII log, 0.1% signal" [log10]="ASCII log, 10% signal" [ja]="Japanese log, 0.1% signal" [ja10]="Japanese log, 10% signal" [server]="real server logs, repeated" [unique]="server logs, every template unique")
+declare -A NAMES=([log]="ASCII log, 0.1% signal" [log10]="ASCII log, 10% signal" [ja]="Japanese log, 0.1% signal" [ja10]="Japanese log, 10% signal"
+  [server]="real server logs, repeated" [unique]="server logs, every template unique"
+  [gitlog]="git log -p (commits)" [find]="find (paths)" [grep]="grep -rn (matches)")
 for size in "${SIZES[@]}"; do
   for kind in $KINDS; do
     gen "$kind" "$size" "$WORK/in.txt"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the real tool-output fixtures under tests/fixtures/families/.
+# (The listings of tests/fixtures/layouts/ — find, grep, git log… — have
+# their own script beside this one: scripts/capture-listings.sh.)
 #
 # Usage: scripts/capture-fixtures.sh [FAMILY...]
 #   With no argument every family is captured; otherwise only the named ones

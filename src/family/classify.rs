@@ -86,6 +86,9 @@ pub struct LineClass {
     /// The key of the line's template (`text::template::key`, colour codes
     /// removed): its kind when it has no code.
     pub template: u64,
+    /// Matched by one of the user's own patterns (`--signal`,
+    /// `--signal-add`): a signal even in a listing's units.
+    pub user: bool,
 }
 
 /// Verdict fields, in the order they are printed.
@@ -585,6 +588,7 @@ impl Classifier {
         // The most severe signal wins; then a family's own pattern over a
         // generic one; then one that names the line's kind.
         let mut best: Option<(Severity, bool, bool, usize)> = None;
+        let mut user = false;
         for &i in signals.iter() {
             let p = &self.pats[i];
             let Role::Signal(sev, _) = p.role else { continue };
@@ -600,6 +604,7 @@ impl Classifier {
             if !real {
                 continue;
             }
+            user |= p.family.is_none();
             let specific = p.family.is_some_and(|f| !self.families[f].generic);
             let rank = (sev, specific, p.kind, i);
             if best.is_none_or(|b| (rank.0, rank.1, rank.2) > (b.0, b.1, b.2)) {
@@ -610,7 +615,7 @@ impl Classifier {
         let p = &self.pats[i];
         let Role::Signal(_, block) = p.role else { unreachable!("only signals are ranked") };
         let template = crate::text::template::key(line);
-        let class = LineClass { severity, block, specific, kind: false, template };
+        let class = LineClass { severity, block, specific, kind: false, template, user };
         if let Some((e, _)) = record.as_mut() {
             e.class = Some(class);
             e.kind_pat = p.kind.then_some(i as u16);

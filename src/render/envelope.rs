@@ -33,6 +33,7 @@ use serde::Serialize;
 use crate::render::ends::{choose_head, choose_tail, head_bodies, head_reach};
 use crate::render::facts::RunFacts;
 use crate::render::kinds;
+use crate::render::layout;
 use crate::render::masks;
 use crate::stream::defaults;
 use crate::stream::line::LineBody;
@@ -274,8 +275,26 @@ pub fn render(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> Str
 }
 
 /// Characters of everything but the lines: header (with worst-case
-/// figures), notes and section markers.
+/// figures), notes, section markers and a listing's rollup.
 fn fixed_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
+    let base = base_cost(sc, b, info);
+    base + rollup(sc, b, base).chars().count()
+}
+
+/// A listing's rollup (`render::layout`), after fixed parts of `base`
+/// chars: within a third of the budget, and three quarters of what the
+/// fixed parts leave beyond the first and last lines' minimum (at 2,000
+/// chars that still holds wc's total lines and five largest entries).
+fn rollup(sc: &Scanned, b: &Budgets, base: usize) -> String {
+    if !sc.layout.is_listing() {
+        return String::new();
+    }
+    let spare = b.budget.saturating_sub(base + 2 * (MIN_LINE_ROOM + 1));
+    layout::rollup(sc, (b.budget / 3).min(spare.saturating_mul(3) / 4), b.head_budget.min(b.budget / 16))
+}
+
+/// `fixed_cost` without the rollup.
+fn base_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let hits = sc.signals.hits();
     let worst = Shown { head: sc.lines, tail: asked, tail_dropped: asked, signals: hits, ansi: sc.chars };
@@ -328,7 +347,9 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     let stated_notes = notes(sc, info);
     let tail_marker_res = tail_marker(asked, asked).chars().count();
     let head_marker_res = head_marker(sc.lines, b.budget as u64).chars().count();
-    let fixed = fixed_cost(sc, b, info);
+    let base = base_cost(sc, b, info);
+    let rollup = rollup(sc, b, base);
+    let fixed = base + rollup.chars().count();
     let mut room = b.budget.saturating_sub(fixed);
 
     // 1. The tail's minimum, reserved first: the verdict lives there.
@@ -364,6 +385,11 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
         }
     };
     room -= sigs.used + kinds_room;
+    // A listing's picks from the gap: up to half of what is left beyond
+    // the head's reservation.
+    let mut picks = layout::picks(sc, h0, first_tail_min, room.saturating_sub(head_reserve) / 2);
+    let picks_used = if picks.entries.is_empty() { 0 } else { picks.used + picks_marker_len(sc) };
+    room -= picks_used;
 
     // 4. What is left flows: half of it (beyond the reservation) may grow
     // the head, the tail then grows by characters over the lines the head
@@ -374,10 +400,12 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     let tail = choose_tail(sc, u64::MAX, tail_min.used + room.saturating_sub(head_first.used), reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     // Signal lines the tail now shows itself give their room back.
-    let freed: usize = sigs.entries.iter().filter(|e| e.0 >= first_tail).map(|e| e.1.chars().count()).sum();
+    let freed: usize =
+        sigs.entries.iter().chain(&picks.entries).filter(|e| e.0 >= first_tail).map(|e| e.1.chars().count()).sum();
     let head = choose_head(sc, first_tail - 1, (tail_min.used + room + freed).saturating_sub(tail.used));
     let h = head.lines.len() as u64;
     sigs.entries.retain(|e| e.0 > h && e.0 < first_tail);
+    picks.entries.retain(|e| e.0 > h && e.0 < first_tail);
 
     // S, the signal lines shown, counts each hit at most once: every line
     // of a group whose count is printed, plus the other signal lines that
@@ -433,6 +461,11 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     if first_tail > h + 1 {
         out.push_str(&gap_marker(sc, h + 1, first_tail - 1, gap_room(sc, b)));
     }
+    if !picks.entries.is_empty() {
+        picks.entries.sort_by_key(|e| e.0);
+        out.push_str(&layout::picks_marker(sc.layout, picks.entries.len() as u64));
+        picks.entries.iter().for_each(|e| out.push_str(&e.1));
+    }
     if !sigs.entries.is_empty() || shown_signals < hits {
         out.push_str(&signal_marker(shown_signals, hits));
     }
@@ -455,12 +488,13 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
         out.push_str(&tail.out);
     }
     // The header and notes, now that what is printed is known.
-    let printed: Vec<&str> = stated_notes.iter().map(String::as_str).chain([out.as_str()]).collect();
+    let printed: Vec<&str> = stated_notes.iter().map(String::as_str).chain([rollup.as_str(), out.as_str()]).collect();
     let info = masks::settled(info, bound, &printed);
     let mut head_part = header_block(sc, b, &info, shown);
     for n in &notes(sc, &info) {
         head_part.push_str(n);
     }
+    head_part.push_str(&rollup);
     let out = head_part + &out;
     debug_assert!(out.chars().count() <= b.budget, "envelope over budget: {} > {}", out.chars().count(), b.budget);
     out
@@ -547,6 +581,11 @@ fn notes(sc: &Scanned, info: &RunFacts) -> Vec<String> {
         v.push(format!("--- {n} ---\n"));
     }
     v
+}
+
+/// The widest picks marker.
+fn picks_marker_len(sc: &Scanned) -> usize {
+    layout::picks_marker(sc.layout, u64::MAX).chars().count()
 }
 
 fn head_marker(lines: u64, chars: u64) -> String {

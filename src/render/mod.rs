@@ -9,4 +9,5 @@ pub mod envelope;
 pub mod facts;
 pub mod fold;
 pub mod kinds;
+pub mod layout;
 mod masks;

@@ -43,6 +43,7 @@ impl Session {
     pub fn finish(mut self, mut ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
         let tee_error = ingest.tee_error.take();
         self.sinks.scanner.finish();
+        self.sinks.scanner.set_command(command.as_ref().map(|c| c.command.as_str()));
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();
         let sc = self.scanned();
@@ -171,6 +172,9 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             extra,
             new_shapes: Vec::new(),
         };
+        if crate::session::layout::annotate(&mut facts, sc) {
+            return facts;
+        }
         if let Some(engine) = &self.families {
             let command = facts.command.clone();
             crate::session::family::annotate(&mut facts, sc, engine, command.as_ref());

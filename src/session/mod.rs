@@ -14,6 +14,7 @@ use regex::bytes::Regex;
 pub mod family;
 mod finish;
 pub mod history;
+pub mod layout;
 pub mod options;
 
 use crate::json::ndjson::NdjsonFolder;
@@ -312,9 +313,11 @@ impl Session {
                 ..RunFacts::default()
             };
             let mut facts = facts;
-            if let Some(f) = &self.families {
-                let worst = CommandInfo { exit_status: Some(255), ..CommandInfo::default() };
-                family::annotate(&mut facts, &sc, f, Some(&worst));
+            if !layout::annotate(&mut facts, &sc) {
+                if let Some(f) = &self.families {
+                    let worst = CommandInfo { exit_status: Some(255), ..CommandInfo::default() };
+                    family::annotate(&mut facts, &sc, f, Some(&worst));
+                }
             }
             envelope::whole_budget(&sc, &self.budgets(0), &facts)
         });

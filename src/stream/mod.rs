@@ -11,6 +11,7 @@ pub mod gap;
 pub mod ingest;
 pub mod input;
 pub mod interrupt;
+pub mod layout;
 pub mod line;
 pub mod progress;
 pub mod scan;

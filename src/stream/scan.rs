@@ -20,6 +20,7 @@ use crate::family::classify::FirstPass;
 use crate::family::{Classifier, Severity, Tally};
 use crate::stream::block::OpenBlock;
 use crate::stream::gap::GapInventory;
+use crate::stream::layout::{Layout, Layouts};
 use crate::stream::line::{LineBody, StoredLine};
 use crate::stream::signal::{Kind, SignalKeeper};
 use crate::stream::tail::{strip_cr, TailRing};
@@ -122,6 +123,13 @@ pub struct Scanner {
     families: Option<Families>,
     /// The code the latest signal line's family captured as its kind.
     kind_code: Vec<u8>,
+    /// The listing layouts' accumulators (`stream::layout`).
+    layouts: Layouts,
+    /// The signal lines of a listing: the hits that are not its units,
+    /// kept while a listing layout is in play.
+    listing: SignalKeeper,
+    /// The wrapped command, which may name the listing's tool.
+    command: Option<String>,
     finished: bool,
     /// No other scanner of this process has it (see `Scanned::serial`).
     serial: u64,
@@ -159,6 +167,10 @@ pub struct Scanned<'a> {
     pub tally: Option<&'a Tally>,
     /// The first error line that has a location, and that location.
     pub first_error_location: Option<&'a (u64, String)>,
+    /// The layout of the input; for a listing, `signals` holds only the
+    /// lines that are not its units, and there is no family tally.
+    pub layout: Layout,
+    pub layouts: &'a Layouts,
     /// Lines at each end the reader asked to see one by one (the `| head
     /// -N` / `| tail -N` an agent hook replaced): the renderer never folds
     /// them into a run. Zero unless the session sets them.
@@ -176,11 +188,16 @@ impl Scanner {
         // Enough kept signal lines to fill any budget with short ones, but
         // bounded: an entry is at least ~8 chars ("12: x\n").
         let distinct = (cfg.budget / 16).clamp(16, 4096);
-        let mut signals = SignalKeeper::new(cfg.tail_lines + 32, distinct);
-        // As many as the tail ring can hold lines (it grows up to the
-        // budget in lines), bounded for huge budgets.
-        signals.remember_last(cfg.tail_lines.max(cfg.budget.min(1 << 16)) + 1);
-        signals.remember_early(cfg.head_bytes().saturating_add(1));
+        let keeper = || {
+            let mut k = SignalKeeper::new(cfg.tail_lines + 32, distinct);
+            // As many as the tail ring can hold lines (it grows up to the
+            // budget in lines), bounded for huge budgets.
+            k.remember_last(cfg.tail_lines.max(cfg.budget.min(1 << 16)) + 1);
+            k.remember_early(cfg.head_bytes().saturating_add(1));
+            k
+        };
+        let signals = keeper();
+        let listing = keeper();
         Scanner {
             bytes: 0,
             newlines: 0,
@@ -197,6 +214,9 @@ impl Scanner {
             candidates: Vec::new(),
             families: None,
             kind_code: Vec::new(),
+            layouts: Layouts::new(),
+            listing,
+            command: None,
             finished: false,
             serial: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -227,6 +247,12 @@ impl Scanner {
 
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// The wrapped command, which may name a listing's tool (see
+    /// `stream::layout`).
+    pub fn set_command(&mut self, command: Option<&str>) {
+        self.command = command.map(str::to_string);
     }
 
     pub fn feed(&mut self, block: &[u8]) {
@@ -272,10 +298,13 @@ impl Scanner {
         }
         self.close_block();
         self.fill_pending_locations();
+        self.layouts.finish();
     }
 
     pub fn result(&self) -> Scanned<'_> {
         let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
+        let layout = self.layouts.decide(self.command.as_deref());
+        let listing = layout.is_listing();
         Scanned {
             bytes: self.bytes,
             chars: self.chars.chars(),
@@ -286,10 +315,16 @@ impl Scanner {
             head_is_all: self.bytes == self.head.len() as u64,
             first_line: self.first_line.as_ref(),
             tail: &self.tail,
-            signals: &self.signals,
+            signals: if listing { &self.listing } else { &self.signals },
             gap: &self.gap,
-            tally: self.families.as_ref().map(|f| &f.tally),
-            first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
+            tally: self.families.as_ref().filter(|_| !listing).map(|f| &f.tally),
+            first_error_location: self
+                .families
+                .as_ref()
+                .filter(|_| !listing)
+                .and_then(|f| f.first_error_location.as_ref()),
+            layout,
+            layouts: &self.layouts,
             unfolded_head: 0,
             unfolded_tail: 0,
             serial: self.serial,
@@ -382,6 +417,7 @@ impl Scanner {
             let context = end.len().min(4);
             self.signal.find_at(end, context).is_some()
         };
+        self.layouts.line(lineno, body);
         self.visit(lineno, body, matched);
         self.gap.line(body, o.bytes + terminated as u64 + (terminated && has_cr) as u64);
         if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
@@ -399,6 +435,7 @@ impl Scanner {
         let first = self.newlines + 1;
         // One pass counts the lines and the characters.
         let (_, count) = self.chars.feed_lines(region);
+        self.layouts.region(region, first);
         self.search_region(region, first);
         self.gap.region(region);
         self.tail.push_region(region, first, count);
@@ -526,6 +563,9 @@ impl Scanner {
         let Some(fam) = self.families.as_mut() else {
             if matched {
                 self.signals.offer(lineno, body);
+                if self.listing_takes(lineno, false) {
+                    self.listing.offer(lineno, body);
+                }
             }
             return;
         };
@@ -554,6 +594,9 @@ impl Scanner {
                 Some(key) => Kind { key, code: None },
                 None => Kind::code(&self.kind_code),
             };
+            if self.listing_takes(lineno, class.user) {
+                self.listing.offer_with(lineno, body, class.severity, kind);
+            }
             self.signals.offer_with(lineno, body, class.severity, kind);
             let fam = self.families.as_mut().expect("families");
             if class.severity == Severity::Error {
@@ -572,6 +615,13 @@ impl Scanner {
         if !b.take(&fam.classifier, lineno, head) {
             self.close_block();
         }
+    }
+
+    /// A hit as a listing's signal line: only when it is not a unit of a
+    /// layout in play (file names, matched text, commit messages and diff
+    /// lines are data); a match of the user's own pattern always counts.
+    fn listing_takes(&self, lineno: u64, user: bool) -> bool {
+        self.layouts.in_play() && (user || !self.layouts.is_unit(lineno))
     }
 
     /// Ends the open block: attaches it and its location to the kept

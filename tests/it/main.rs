@@ -18,6 +18,7 @@ mod hostile;
 mod json;
 mod kinds;
 mod layers;
+mod layouts;
 mod pack;
 mod props;
 mod secrets;
