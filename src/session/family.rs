@@ -23,13 +23,21 @@ use crate::render::facts::CommandInfo;
 use crate::render::facts::RunFacts as RunInfo;
 use crate::stream::scan::Scanned;
 
-/// The engine for these options; None when family knowledge is off.
+/// The engine for these options; None when family knowledge is off. Built
+/// once per process and options: wrap mode's two streams (`--stderr
+/// separate`) share it, as the scanners of one stream do.
 pub fn engine(opts: &FamilyOptions) -> anyhow::Result<Option<Arc<Classifier>>> {
+    static BUILT: std::sync::Mutex<Vec<(FamilyOptions, Arc<Classifier>)>> = std::sync::Mutex::new(Vec::new());
     if opts.legacy {
         return Ok(None);
     }
-    let c = Classifier::new(family::load_all(), opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Some(Arc::new(c)))
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = built.iter().find(|(o, _)| o == opts) {
+        return Ok(Some(Arc::clone(c)));
+    }
+    let c = Arc::new(Classifier::new(family::load_all(), opts).map_err(|e| anyhow::anyhow!("{e}"))?);
+    built.push((opts.clone(), Arc::clone(&c)));
+    Ok(Some(c))
 }
 
 /// Adds the family facts to the header (`family`, `signals`, `verdict`,
@@ -58,6 +66,14 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
             o.insert((*k).into(), (*n).into());
         }
         o.insert("verdict_lines".into(), v.lines.into());
+        if let Some(q) = &v.quote {
+            o.insert("line".into(), q.clone().into());
+        }
+        if v.runs > 1 {
+            // The verdict is the last run's; the earlier ones are named.
+            o.insert("runs".into(), v.runs.into());
+            o.insert("earlier_runs_failed".into(), v.earlier_failed.into());
+        }
         if v.from_signals {
             o.insert("from".into(), "signal lines".into());
         }
@@ -82,6 +98,12 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
                 parts.push(format!("{status} ({})", v.family));
             } else {
                 parts.push(format!("{status} ({}): {}", v.family, counts.join(", ")));
+            }
+            if let Some(q) = &v.quote {
+                parts.push(format!("\"{q}\""));
+            }
+            if v.runs > 1 {
+                parts.push(format!("last of {} runs, {} earlier failed", v.runs, v.earlier_failed));
             }
         }
         None if errors + warnings == 0 => parts.push("no error or warning lines".into()),

@@ -28,12 +28,29 @@ pub struct OpenBlock {
     chars: usize,
     /// Lines looked at past the block's bounds (see `SEEK_LINES`).
     seeking: Option<usize>,
+    /// The family's lead line that belongs to the signal line (gcc's `In
+    /// function 'f':`, a file header), with its line number.
+    pub lead: Option<(u64, Vec<u8>)>,
+    /// The file named by that lead line (or an earlier one), for a
+    /// location that names none.
+    pub file: Option<String>,
 }
 
 impl OpenBlock {
     pub fn new(lineno: u64, line: &[u8], class: LineClass) -> OpenBlock {
         let line = line[..line.len().min(LINE_KEEP)].to_vec();
-        OpenBlock { lineno, class, line, lines: Vec::new(), linenos: Vec::new(), count: 0, chars: 0, seeking: None }
+        OpenBlock {
+            lineno,
+            class,
+            line,
+            lines: Vec::new(),
+            linenos: Vec::new(),
+            count: 0,
+            chars: 0,
+            seeking: None,
+            lead: None,
+            file: None,
+        }
     }
 
     /// Offers the next line (number `lineno`); false when the block is
@@ -65,6 +82,10 @@ impl OpenBlock {
             Until::Location => (true, !c.has_location(rule, line)),
             Until::Traceback if blank => (false, false),
             Until::Traceback => (true, indented),
+            // The next signal line closes the block (see `Scanner::visit`).
+            Until::Next => (true, true),
+            // Only lines of the same pattern continue it (`continues`).
+            Until::Same => (false, false),
         };
         if !take {
             return false;
@@ -84,6 +105,22 @@ impl OpenBlock {
         }
         self.push(lineno, line, chars);
         more && (self.count < rule.max_lines || self.seek(rule.until))
+    }
+
+    /// A signal line of the same pattern after a `same` block's signal
+    /// line: taken into the block while it has room (true), else it is a
+    /// signal line of its own.
+    pub fn continues(&mut self, c: &Classifier, lineno: u64, line: &[u8], class: &LineClass) -> bool {
+        let rule = c.block_rule(self.class.block);
+        if rule.until != Until::Same || class.block != self.class.block || self.count >= rule.max_lines {
+            return false;
+        }
+        let chars = count_chars(line) as usize;
+        if self.chars + chars > rule.max_chars {
+            return false;
+        }
+        self.push(lineno, line, chars);
+        true
     }
 
     /// The block is full: a `location` block keeps looking for its
@@ -118,6 +155,6 @@ impl OpenBlock {
     pub fn location(&self, c: &Classifier) -> Option<String> {
         let rule = c.block_rule(self.class.block);
         let texts = std::iter::once(&self.line[..]).chain(self.lines.split(|&b| b == b'\n'));
-        c.location(rule, texts)
+        c.location(rule, texts, self.file.as_deref())
     }
 }
