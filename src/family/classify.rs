@@ -58,6 +58,10 @@ pub enum Until {
     None,
     /// Lines that start with a space or a tab.
     Indent,
+    /// Lines indented deeper than the signal line (mocha's failure title
+    /// inside a suite, under its `  2) suite` line; the next line at the
+    /// signal line's depth, a passing test's name, is not taken).
+    Deeper,
     /// Every line up to a blank one.
     Blank,
     /// Every line up to and including one with a location.
@@ -735,6 +739,7 @@ pub fn uncapture(src: &str) -> String {
 fn block_rule(spec: Option<&BlockSpec>, family: Option<usize>) -> BlockRule {
     let until = match spec.and_then(|s| s.until.as_deref()) {
         Some("indent") => Until::Indent,
+        Some("deeper") => Until::Deeper,
         Some("blank") => Until::Blank,
         Some("location") => Until::Location,
         Some("traceback") => Until::Traceback,

@@ -16,7 +16,8 @@
 //! run_start = ['^=+ test session starts =+$'] # a new run: earlier verdicts give way
 //! lead = ['^\S+: In function ']              # a line just before a signal, shown with it
 //! block = { until = "blank", max_lines = 8, max_chars = 600 }
-//!   # until: indent, blank, location, traceback, none; next (every line
+//!   # until: indent, deeper (lines indented more than the signal line),
+//!   # blank, location, traceback, none; next (every line
 //!   # up to the next signal line); same (the next lines the same pattern
 //!   # matches: npm's `npm error` block is one signal)
 //!
@@ -103,7 +104,8 @@ pub struct SignalSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSpec {
-    /// `indent`: indented lines; `blank`: up to a blank line; `location`:
+    /// `indent`: indented lines; `deeper`: lines indented more than the
+    /// signal line; `blank`: up to a blank line; `location`:
     /// up to and including a line with a location; `traceback`: indented
     /// lines and the first line after them; `none`.
     #[serde(default)]

@@ -78,6 +78,7 @@ impl OpenBlock {
         let (take, more) = match rule.until {
             Until::None => (false, false),
             Until::Indent => (indented && !blank, true),
+            Until::Deeper => (!blank && depth(&plain) > depth(&strip_ansi(&self.line)), true),
             Until::Blank => (!blank, true),
             Until::Location => (true, !c.has_location(rule, line)),
             Until::Traceback if blank => (false, false),
@@ -156,5 +157,51 @@ impl OpenBlock {
         let rule = c.block_rule(self.class.block);
         let texts = std::iter::once(&self.line[..]).chain(self.lines.split(|&b| b == b'\n'));
         c.location(rule, texts, self.file.as_deref())
+    }
+}
+
+/// How many blanks a line starts with.
+fn depth(line: &[u8]) -> usize {
+    line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::family::{spec, FamilyOptions};
+
+    /// A mocha-like family whose numbered line takes only deeper lines.
+    fn classifier() -> Classifier {
+        let toml = r#"
+name = "deep"
+detect = ['^  \d+ passing']
+[[signal]]
+severity = "error"
+pattern = '^  \d\) \S'
+block = { until = "deeper" }
+"#;
+        let f: spec::FamilySpec = toml::from_str(toml).unwrap();
+        Classifier::new(&[f], &FamilyOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn deeper_takes_only_lines_indented_more_than_the_signal_line() {
+        let c = classifier();
+        let line = b"  2) coupons";
+        let mut tally = c.tally();
+        let class = c.classify(1, line, &mut tally).expect("a signal line");
+        let mut b = OpenBlock::new(1, line, class);
+        assert!(b.take(&c, 2, b"       ignores a missing coupon:"));
+        assert!(b.take(&c, 3, b"     TypeError: Cannot read properties of undefined"));
+        // Back at the signal line's depth: a passing test's name.
+        assert!(!b.take(&c, 4, b"  \xe2\x9c\x94 subtracts an amount"));
+        assert_eq!(
+            b.lines(),
+            b"       ignores a missing coupon:\n     TypeError: Cannot read properties of undefined\n"
+        );
+        // A blank line ends it too.
+        let mut b = OpenBlock::new(1, line, class);
+        assert!(!b.take(&c, 2, b""));
+        assert!(b.lines().is_empty());
     }
 }

@@ -583,6 +583,9 @@ impl Scanner {
             if let Some(open) = fam.block.as_ref().filter(|b| b.class.specific && !class.specific) {
                 class.block = open.class.block;
             }
+            // A line before that is a signal line itself (its block still
+            // open, empty) is shown as one: not again as a lead.
+            let after_signal = fam.block.as_ref().is_some_and(|b| b.lineno + 1 == lineno);
             self.close_block();
             self.signals.offer_with(lineno, body, class.severity);
             let fam = self.families.as_mut().expect("families");
@@ -591,7 +594,7 @@ impl Scanner {
             }
             let mut block = OpenBlock::new(lineno, head, class);
             if fam.leads {
-                fam.lead(&mut block, before);
+                fam.lead(&mut block, before, after_signal);
             }
             fam.block = Some(block);
             return;
@@ -644,10 +647,10 @@ impl Families {
     /// Gives `block` (a signal line just seen) the lead line before it, if
     /// that line is one of its family's, and the file the family's latest
     /// lead line named.
-    fn lead(&mut self, block: &mut OpenBlock, before: Before) {
+    fn lead(&mut self, block: &mut OpenBlock, before: Before, after_signal: bool) {
         let rule = self.classifier.block_rule(block.class.block);
         let prev = before.in_region().unwrap_or(&self.prev);
-        if let Some(lead) = self.classifier.lead(rule, prev) {
+        if let Some(lead) = self.classifier.lead(rule, prev).filter(|_| !after_signal) {
             let at = (block.lineno - 1, prev.to_vec());
             if let Some(file) = lead.file {
                 self.carried = Some((rule.family(), at.0, at.1.clone(), file));

@@ -1411,3 +1411,43 @@ fn failure_blocks_outrank_passing_examples() {
         assert!(text.contains(fact), "missing {fact:?}:\n{text}");
     }
 }
+
+/// mocha numbers a failing test twice: in the list of results, among the
+/// passing names, and above its details. The list's line is shown alone
+/// (the passing names after it are not part of any failure); the details
+/// keep their assertion, diff and location, and a failure inside a suite
+/// keeps its title and error (the lines deeper than `  2) suite`).
+#[test]
+fn a_mocha_failure_keeps_its_details_not_the_passing_names() {
+    let mut input = padded(&fixture("mocha/failures"), 3000);
+    // Lines that do not fold, so the tail cannot take the whole fixture.
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    for i in 0..300 {
+        input.extend_from_slice(format!("{} {} {}\n", words[i % 10], words[i / 10 % 10], words[i / 100]).as_bytes());
+    }
+    let (text, h) = envelope(&["--budget", "3000", "--tail", "2"], &input);
+    assert_eq!(h["family"], "mocha");
+    let signals = text.split("--- signal lines").nth(1).expect("a signal section");
+    let signals = signals.split("--- tail").next().unwrap();
+    for fact in [
+        "3006:   1) total rounds to cents\n3017:",
+        "3019:   1) total rounds to cents:",
+        "+ 0.30000000000000004",
+        "at Context.<anonymous> (test/cart.test.js:16:10)",
+        "3035:   2) coupons\n3036-        ignores a missing coupon:\n3037:      TypeError: Cannot read",
+        "at applyCoupon (cart.js:7:14)",
+    ] {
+        assert!(signals.contains(fact), "missing {fact:?}:\n{signals}");
+    }
+    assert!(!signals.contains('✔'), "a passing test's name in a failure's block:\n{signals}");
+}
+
+/// A line that is a signal line of its own is not shown again as the lead
+/// line of the signal line after it (RSpec's `  1) title` above its
+/// `Failure/Error:` is both, through mocha's numbered-title pattern).
+#[test]
+fn a_lead_line_that_is_a_signal_is_shown_once() {
+    let (text, _) = envelope(&[], &fixture("rspec/many-examples"));
+    assert!(text.contains("632:   1) Cart rounding rounds to cents\n633:      Failure/Error:"), "{text}");
+    assert!(!text.contains("632- "), "{text}");
+}
