@@ -4,6 +4,7 @@
 //! against a boundary, a harness's cut-off ([`trend`], with robust
 //! [`stats`]). [`project`] finds the project and its revision.
 
+pub mod dir;
 pub mod project;
 pub mod report;
 pub mod series;
@@ -11,8 +12,9 @@ pub mod stats;
 pub mod trend;
 
 use std::io;
-use std::path::Path;
 
+use crate::store::Store;
+use dir::HistoryDir;
 use series::{Record, Series, SeriesKey, Unit};
 use trend::{Change, Trend};
 
@@ -27,11 +29,13 @@ pub struct Observation {
 
 /// Reads the series, compares the new run with its last record, appends
 /// the record and analyses the series against `boundary` characters.
-pub fn observe(store: &Path, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
-    let series = Series::open(store, key);
-    let mut records = series.records()?;
+pub fn observe(store: &Store, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
+    let dir = HistoryDir::open(store, true)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the history folder could not be made"))?;
+    let series = Series::new(key);
+    let mut records = series.read(&dir)?.records;
     let change = trend::compare(&records, record);
-    series.append(record)?;
+    series.append(&dir, record)?;
     records.push(record.clone());
     Ok(Observation { change, trend: trend::analyse(&records, boundary, unit) })
 }

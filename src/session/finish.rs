@@ -53,7 +53,9 @@ impl Session {
         // Before settling: the JSON fold's header carries the history too.
         let observation = self.observe_history(&sc, &ingest, &mut facts);
         let (asked, budget) = self.budget(&sc, &facts);
-        let body = self.settle(&sc, &mut facts, json, ndjson, budget);
+        // A JSON document too large to hold is folded from the stored copy.
+        let stored = ingest.spill.temp.as_deref().filter(|_| ingest.spill.error.is_none());
+        let body = self.settle(&sc, &mut facts, json, ndjson, budget, stored);
         let predicted = facts.full_output.clone();
         let full_output = self.commit(&sc, &ingest, &mut facts);
         // The header names the final path: a store that named the entry
@@ -190,7 +192,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             digest: &store::digest_hex(&ingest.spill.digest),
             complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
         };
-        let observation = match history::observe(store.dir(), &self.args, &run) {
+        let observation = match history::observe(store, &self.args, &run) {
             Ok(o) => o,
             Err(e) => {
                 crate::say!("could not record this run in the history: {e}");
@@ -232,6 +234,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         json: Option<JsonCollector>,
         ndjson: Option<NdjsonFolder>,
         budget: usize,
+        stored: Option<&std::path::Path>,
     ) -> Body {
         let (strategy, body) = if self.args.envelope == EnvelopeMode::Never {
             (Strategy::Tee, Body::Tee)
@@ -239,7 +242,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             (Strategy::Passthrough, Body::Passthrough(text))
         } else if let Some(json) = json {
             facts.strategy = Strategy::JsonShape;
-            match json.fold(&self.fold_context(sc, facts, budget)) {
+            match json.fold(&self.fold_context(sc, facts, budget), stored) {
                 Ok(text) => (Strategy::JsonShape, Body::Json(text)),
                 Err(fallback) => {
                     // Not JSON (or too large to fold): the text envelope,
@@ -287,12 +290,22 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         let result = match (&self.store, ingest.spill.temp.as_ref()) {
             (Ok(store), Some(temp)) if facts.spill_error.is_none() => {
                 let mut meta = meta(sc, ingest, facts, store.ttl_seconds());
-                store.commit(temp, &mut meta).map(|entry| {
-                    store::maybe_collect(store);
+                store.commit(temp, &mut meta).and_then(|entry| {
+                    store::maybe_collect(store, &entry.id);
+                    // Collection spares this run's entry and every young
+                    // one; should anything else have removed it meanwhile,
+                    // the envelope must not name a file that is gone.
+                    if !store.holds_entry(&entry.id) {
+                        return Err(io::Error::other(format!(
+                            "the stored copy {} was removed right after it was made (by outbox rm or gc in \
+                             another process); re-run the command to keep it",
+                            entry.id
+                        )));
+                    }
                     // Longer than predicted when another entry holds the
                     // short id's digits.
                     facts.id = entry.id;
-                    entry.path
+                    Ok(entry.path)
                 })
             }
             _ => Err(io::Error::other("no stored copy")),

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::store::Store;
+
 use crate::history::series::{normalise_command, Record, SeriesKey, Unit, MAX_SHAPES};
 pub use crate::history::Observation;
 use crate::history::{self, project};
@@ -39,7 +41,7 @@ pub fn boundary(opts: &RunOptions) -> (u64, Unit) {
 /// Records the run and reads what its series says. Errors are the
 /// caller's to report: a history that cannot be written must not fail the
 /// run whose output is already safe.
-pub fn observe(store: &Path, opts: &RunOptions, run: &RunFigures<'_>) -> std::io::Result<Observation> {
+pub fn observe(store: &Store, opts: &RunOptions, run: &RunFigures<'_>) -> std::io::Result<Observation> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| Path::new("/").to_path_buf());
     let root = project::root(&cwd);
     // `--label` names the series on its own (within the project); otherwise

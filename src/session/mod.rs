@@ -375,7 +375,7 @@ pub fn run_stdin(args: &RunOptions) -> anyhow::Result<u8> {
             );
         }
     }
-    let reader = Reader::stdin();
+    let reader = Reader::stdin().map_err(|e| anyhow::anyhow!("cannot read standard input: {e}"))?;
     let ingest = session.ingest(reader);
     let command = args.status_file.as_deref().map(|f| status_from_file(f, session.label()));
     Ok(session.finish(ingest, command).exit_code())

@@ -8,7 +8,7 @@ use crate::util::{self, Store};
 
 /// A shell for a test, or None with a note. Under CI a missing shell fails
 /// the test instead: a check that could not run must not look passed.
-fn shell(name: &str) -> Option<&str> {
+pub(crate) fn shell(name: &str) -> Option<&str> {
     let found = Command::new(name).arg("-c").arg("exit 0").output().is_ok_and(|o| o.status.success());
     if found {
         return Some(name);
@@ -209,16 +209,23 @@ fn the_file_sets_the_wrappers_budget() {
     assert!(util::chars(&out.stdout) <= 2500);
 }
 
+/// `outbox --help` points to the documentation, and every `docs/` file it
+/// names exists (and is in the package: Cargo.toml includes `docs/*.md`).
 #[test]
-fn a_bad_file_is_a_usage_error_that_names_the_file_and_the_key() {
-    let cfg = config("budget = 10\n");
+fn help_names_the_docs_and_each_exists() {
     let store = Store::new();
-    let out = util::run_cmd(outbox_with(&cfg, &store, &[]), b"x\n");
-    assert_eq!(out.status.code(), Some(2), "{}", ctx(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("config.toml") && err.contains("budget"), "{err}");
-    let cfg = config("bugdet = 3000\n");
-    let out = util::run_cmd(outbox_with(&cfg, &store, &[]), b"x\n");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown setting 'bugdet'"));
+    let out = util::run(&store, &["--help"], b"");
+    assert!(out.status.success(), "{}", ctx(&out));
+    let help = stdout(&out);
+    let named: Vec<&str> = help
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| w.starts_with("docs/") && w.ends_with(".md"))
+        .collect();
+    assert!(named.len() >= 9, "--help names the docs: {named:?}\n{help}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in &named {
+        assert!(root.join(doc).is_file(), "--help names {doc}, which does not exist");
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("\"/docs/*.md\""), "the package includes the docs --help names");
 }

@@ -2,6 +2,7 @@
 //! run one mode, map the result to an exit status. Errors are printed
 //! here, once, as `outbox: error: …` with their causes.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -12,25 +13,21 @@ use crate::config::Config;
 
 pub fn main() -> ExitCode {
     // args_os: arguments that are not UTF-8 must not panic.
-    let (mut cli, matches) = match parse(std::env::args_os()) {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let (mut cli, matches) = match parse(args.iter().cloned()) {
         Ok(p) => p,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
-        }
+        Err(e) => return usage_error(e, &args),
     };
-    // A bad configuration file is a usage error, like a bad flag: say
-    // which file and which key, and run nothing.
-    let config = match Config::load() {
-        Ok(c) => c,
-        Err(e) => {
-            outbox::say!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    // The environment and the file never stop a run: what is wrong there
+    // is said once, and the next source (down to the default) is used.
+    let mut config = Config::load();
     config.apply(&mut cli, &matches);
+    if reads_settings(&cli) {
+        config.warn(&cli);
+    }
     if matches!(cli.command, Some(Command::Config)) {
-        return print(&config.report(&matches, &cli));
+        // Values come from the file and the environment: made safe.
+        return print(&outbox::text::stderr::safe(&config.report(&cli)));
     }
     let wrapping = cli.command.is_none() && !cli.wrap.is_empty();
     match run(cli) {
@@ -44,6 +41,81 @@ pub fn main() -> ExitCode {
             ExitCode::from(if wrapping { 125 } else { 1 })
         }
     }
+}
+
+/// A bad command line: clap's message, with a hint when the words look like
+/// a command to wrap (`outbox git log` → `outbox -- git log`). Exit 2,
+/// except for `outbox hook`: Claude Code reads a hook's exit 2 as "deny
+/// this tool call", and a hook that cannot start must not take the agent's
+/// shell away (any other status lets the call go ahead and shows the
+/// message).
+fn usage_error(mut e: clap::Error, args: &[OsString]) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue};
+    if let Some(hints) = wrap_hint(&e, args) {
+        e.insert(ContextKind::Suggested, ContextValue::StyledStrs(hints.into_iter().map(Into::into).collect()));
+    }
+    if !e.use_stderr() {
+        // --help, --version: our own text.
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    // A usage error quotes the arguments: made safe for a terminal like
+    // every other message (plain, without clap's colours).
+    let text = outbox::text::stderr::safe(e.render().to_string().trim_end());
+    let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
+    ExitCode::from(if first_word(args) == Some("hook") { 1 } else { 2 })
+}
+
+/// `did you mean: outbox [OPTIONS] -- CMD ARGS` when clap stopped at a word
+/// that is neither an option nor a subcommand (and the subcommand it is
+/// near, when there is one: `outbox shw`).
+fn wrap_hint(e: &clap::Error, args: &[OsString]) -> Option<Vec<String>> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(e.kind(), ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand)
+        || e.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return None;
+    }
+    let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidArg) else { return None };
+    if word.starts_with('-') || args.iter().any(|a| a == "--") {
+        return None;
+    }
+    let at = args.iter().skip(1).position(|a| a.to_string_lossy() == word.as_str())? + 1;
+    let quoted = |a: &OsString| crate::integrate::shell::quote(&a.to_string_lossy());
+    let mut words: Vec<String> = vec!["outbox".into()];
+    words.extend(args[1..at].iter().map(quoted));
+    words.push("--".into());
+    words.extend(args[at..].iter().map(quoted));
+    let shown = |s: &str| outbox::text::sanitize::display_str(s).text;
+    let mut hints = vec![format!("did you mean: {}", shown(&words.join(" ")))];
+    let cli = <Cli as clap::CommandFactory>::command();
+    if let Some(sub) = crate::config::nearest_word(word, cli.get_subcommands().map(|c| c.get_name())) {
+        hints.insert(0, format!("a subcommand with a similar name exists: '{sub}'"));
+    }
+    Some(hints)
+}
+
+/// The first word of the command line that is not an option (the
+/// subcommand, when there is one).
+fn first_word(args: &[OsString]) -> Option<&str> {
+    let mut words = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(w) = words.next() {
+        match w {
+            Some("--") => return None,
+            Some("--dir") => {
+                words.next();
+            }
+            Some(w) if w.starts_with('-') => {}
+            other => return other,
+        }
+    }
+    None
+}
+
+/// Whether this mode reads the settings the environment and the file give
+/// (the others would only be noisy about them).
+fn reads_settings(cli: &Cli) -> bool {
+    matches!(cli.command, None | Some(Command::Init(_) | Command::Hook(_) | Command::Config | Command::Trend(_)))
 }
 
 /// Parses the command line. `--dir` is global, so it may come before or
@@ -86,6 +158,11 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
     };
     // The environment is read here, once, for every mode.
     let store = store_env(cli.dir.as_deref());
+    if cli.command.is_none() {
+        for w in crate::config::store_warnings(&store, |k| std::env::var_os(k)) {
+            outbox::say!("{w}");
+        }
+    }
     let options = |cli: &Cli| -> anyhow::Result<outbox::session::RunOptions> {
         let mut o = cli.envelope.options()?;
         o.store = store.clone();
@@ -101,7 +178,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if !dry_run {
                 // Series outlive the entries they describe; only long-idle
                 // ones go.
-                let removed = outbox::history::series::collect(store.dir()?, outbox::store::now_secs())?;
+                let removed = match outbox::store::Store::open_existing(store.dir()?)? {
+                    Some(s) => outbox::history::series::collect(&s, outbox::store::now_secs())?,
+                    None => 0,
+                };
                 if removed > 0 {
                     outbox::say!("removed {removed} run-history series idle for 180 days or more");
                 }

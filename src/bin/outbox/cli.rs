@@ -35,7 +35,25 @@ be kept (the envelope is still printed); in wrap mode the command's status
 (128+N for signal N), 124 when --timeout expired, 125 when the command
 succeeded but outbox failed, 126 when it could not be run, 127 when it was
 not found; 128+N when outbox itself is interrupted by signal N; 2 for a bad
-command line.";
+command line.
+
+Settings: --budget, --tail, --tail-budget, --head-budget, --signal, --harness
+and --boundary also come from OUTBOX_BUDGET, OUTBOX_TAIL, OUTBOX_TAIL_BUDGET,
+OUTBOX_HEAD_BUDGET, OUTBOX_SIGNAL, OUTBOX_HARNESS, OUTBOX_BOUNDARY and the
+configuration file (`outbox config` shows each value and its source). A bad
+value there is said on stderr and the next source is used: it never costs the
+output.
+
+Documentation (docs/ in the source and in the crate's package):
+  docs/envelope.md      reading an envelope
+  docs/options.md       every option, the configuration file, the environment
+  docs/families.md      tool families
+  docs/json.md          JSON and NDJSON folds
+  docs/agents.md        wrap mode, shell wrappers, agent hooks
+  docs/store.md         the store and the run history
+  docs/notes.md         outbox pack and outbox check
+  docs/performance.md   speed and memory, as measured
+  docs/design.md        how it is built; platforms";
 
 /// A streaming filter that turns huge command output into a bounded,
 /// honest envelope: header, head, error lines, tail, every omission counted,
@@ -201,27 +219,27 @@ pub struct EnvelopeArgs {
     /// always has. Families still detect and give verdicts. To add a
     /// pattern to the defaults instead, use --signal-add.
     /// Compiled once, here: an invalid pattern is a usage error.
-    #[arg(long, value_name = "REGEX", value_parser = parse_signal, env = "OUTBOX_SIGNAL")]
+    #[arg(long, value_name = "REGEX", value_parser = parse_signal)]
     pub signal: Option<Regex>,
 
     /// Number of last lines asked for in the tail, at least (at least 1: the
     /// last line is always kept); room left over shows more.
-    #[arg(long, value_name = "N", default_value_t = defaults::TAIL_LINES, value_parser = parse_tail, env = "OUTBOX_TAIL")]
+    #[arg(long, value_name = "N", default_value_t = defaults::TAIL_LINES, value_parser = parse_tail)]
     pub tail: usize,
 
     /// Total characters the output may use, header and markers included.
     /// [default: 14000, or the --harness preset's]
-    #[arg(long, value_name = "CHARS", value_parser = parse_budget, env = "OUTBOX_BUDGET")]
+    #[arg(long, value_name = "CHARS", value_parser = parse_budget)]
     pub budget: Option<usize>,
 
     /// Characters reserved first for the tail block (a minimum: room left
     /// over grows the tail).
-    #[arg(long, value_name = "CHARS", default_value_t = defaults::TAIL_BUDGET, env = "OUTBOX_TAIL_BUDGET")]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::TAIL_BUDGET)]
     pub tail_budget: usize,
 
     /// Characters reserved for the head block before signal lines are
     /// placed (a minimum); what is left over grows the head and the tail.
-    #[arg(long, value_name = "CHARS", default_value_t = defaults::HEAD_BUDGET, env = "OUTBOX_HEAD_BUDGET")]
+    #[arg(long, value_name = "CHARS", default_value_t = defaults::HEAD_BUDGET)]
     pub head_budget: usize,
 
     /// Size against which the header's spill_ratio_chars is computed.
@@ -260,13 +278,13 @@ pub struct EnvelopeArgs {
     /// boundary the run history measures against. claude-code: 30,000
     /// chars; codex: 10,000 tokens as bytes/4 (budget 10,000 chars);
     /// gemini: 40,000 chars.
-    #[arg(long, value_enum, value_name = "NAME", env = "OUTBOX_HARNESS")]
+    #[arg(long, value_enum, value_name = "NAME")]
     pub harness: Option<HarnessArg>,
 
     /// Size in characters past which the reader cuts the output; the header
     /// says how far this command's runs are from it and how fast they
     /// approach. Default: the harness's, else --budget.
-    #[arg(long, value_name = "CHARS", value_parser = parse_size, env = "OUTBOX_BOUNDARY")]
+    #[arg(long, value_name = "CHARS", value_parser = parse_size)]
     pub boundary: Option<u64>,
 
     /// Show bytes, lines and rate on stderr while reading (only when stderr

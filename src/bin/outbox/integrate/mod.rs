@@ -1,4 +1,5 @@
 //! Integration with shells (`outbox init`) and agents (`outbox hook`).
 
 pub mod hook;
+pub mod reopen;
 pub mod shell;

@@ -66,6 +66,7 @@ use outbox::session::{CommandInfo, EnvelopeMode, Measure, Plan, RunOptions, Sess
 use outbox::stream::ingest::Ingest;
 use outbox::stream::input::{Reader, Stop};
 use outbox::stream::interrupt;
+use rustix::process::Signal;
 
 use child::{pipe, spawn_failure};
 use guardian::Guardian;
@@ -96,13 +97,28 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     let Some(program) = cmd.first() else {
         anyhow::bail!("no command after --: write outbox -- CMD [ARGS...]");
     };
+    // Called by a shell wrapper: stdout may be another open of the shell's
+    // own stdout file (`grep x f >> out`), where the real tool's output
+    // belongs. Then outbox becomes the command, untouched.
+    if crate::integrate::reopen::stdout_is_a_reopening() {
+        use std::os::unix::process::CommandExt;
+        let e = std::process::Command::new(program).args(&cmd[1..]).env_remove(crate::integrate::reopen::VAR).exec();
+        return Ok(spawn_failure(program, &shown(program), &e));
+    }
+    // Handlers first: preflight builds the family engine, which can take a
+    // moment, and a signal then must not kill outbox the default way.
+    interrupt::install();
     preflight(args)?;
     let name = shown(program);
+    if let Some(sig) = interrupt::received() {
+        // Interrupted before it started: do not start it.
+        outbox::say!("interrupted by {} before {name} was started; it was not run", interrupt::name(sig));
+        return Ok(interrupt::exit_code(sig));
+    }
     let label = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let command_text =
         cmd.iter().map(|a| crate::integrate::shell::quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ");
 
-    interrupt::install();
     let cannot = |what: &str, e: io::Error| anyhow::anyhow!("cannot {what} for the command: {e}");
     let (out_read, out_write) = pipe().map_err(|e| cannot("create a pipe", e))?;
     let (err_read, err_write) = match args.stderr {
@@ -145,7 +161,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     // The Command holds our copies of the write ends: without closing them
     // the pipes would never report end of input.
     drop(command);
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id() as i32;
     // Reaped by the watch thread with waitpid, not by Child.
     drop(child);
     // A second signal to outbox ends this group before outbox exits.
@@ -156,13 +172,13 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
         Ok(w) => w,
         Err(e) => {
             // Nobody could reap or bound it: stop it rather than orphan it.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            watch::signal_group(pid, Signal::KILL);
             anyhow::bail!("cannot start a thread to wait for {name} ({e}); it has been killed");
         }
     };
     if let Some(limit) = timeout {
         if let Err(e) = watch.start_timer(pid, started, limit) {
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            watch::signal_group(pid, Signal::KILL);
             anyhow::bail!("cannot start a thread for --timeout ({e}); {name} has been killed");
         }
     }
@@ -180,7 +196,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
             Err(e) => {
                 // preflight() checks what Session::start checks; this is
                 // the fallback should they ever differ.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                watch::signal_group(pid, Signal::KILL);
                 return Err(e.context(format!("{name} was started and has been killed")));
             }
         }
@@ -208,7 +224,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
             match both {
                 Ok(v) => v,
                 Err(e) => {
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    watch::signal_group(pid, Signal::KILL);
                     anyhow::bail!("cannot start a thread to read the stderr of {name} ({e}); it has been killed");
                 }
             }
@@ -334,6 +350,13 @@ fn preflight(args: &RunOptions) -> anyhow::Result<()> {
             "--stderr separate prints two envelopes, which need --budget {SEPARATE_MIN_BUDGET} or more (got {})",
             args.budget
         );
+    }
+    // With user families, the engine is built (and kept) before the
+    // command starts: its build can take seconds, and the command's output
+    // must be read from the moment it exits. The shipped families alone
+    // build quickly, while the command starts.
+    if outbox::family::load_all().iter().any(|f| f.source.is_some()) {
+        outbox::session::family::engine(&args.families)?;
     }
     Ok(())
 }
