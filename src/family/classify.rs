@@ -165,6 +165,9 @@ struct VerdictRule {
 struct FamilyRt {
     name: String,
     generic: bool,
+    /// A shipped tool family: its success spans also cancel the generic
+    /// families' matches (see `classify`).
+    shipped_tool: bool,
     commands: Vec<Vec<String>>,
     hint_weight: u64,
     location: Option<String>,
@@ -319,6 +322,7 @@ impl Classifier {
             families.push(FamilyRt {
                 name: f.name.clone(),
                 generic: f.generic,
+                shipped_tool: !f.generic && f.source.is_none(),
                 commands: f.commands.iter().map(|c| c.split_whitespace().map(str::to_string).collect()).collect(),
                 hint_weight: f.hint_weight.unwrap_or(20),
                 location: f.location.clone(),
@@ -551,7 +555,14 @@ impl Classifier {
             // own family that overlap it: one family's file (a user's
             // `success = [".*"]`) never silences another's errors.
             // (Without success spans the set's match is the answer.)
-            let own = |&&(f, _, _): &&(Option<usize>, usize, usize)| f == p.family;
+            // One exception: a shipped tool family's span also cancels the
+            // generic patterns (strace's failed lookups end in `No such file
+            // or directory`, Prettier's code frame lines start `[error]`);
+            // a user's file never does.
+            let generic = p.family.is_some_and(|f| self.families[f].generic);
+            let own = |&&(f, _, _): &&(Option<usize>, usize, usize)| {
+                f == p.family || (generic && f.is_some_and(|f| self.families[f].shipped_tool))
+            };
             let real = !success.iter().any(|s| own(&s))
                 || p.re()
                     .find_iter(line)
