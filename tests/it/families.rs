@@ -1451,3 +1451,40 @@ fn a_lead_line_that_is_a_signal_is_shown_once() {
     assert!(text.contains("632:   1) Cart rounding rounds to cents\n633:      Failure/Error:"), "{text}");
     assert!(!text.contains("632- "), "{text}");
 }
+
+/// Every kind of error a linter reports (its own code: pylint's `E1101`,
+/// flake8's and ruff's `F821`, ShellCheck's `SC1105` at level error,
+/// mypy's `[no-untyped-def]`), read from the captured output with the
+/// tool's format, has a line in the envelope at the default budget.
+#[test]
+fn every_error_kind_of_a_linter_is_visible_at_the_default_budget() {
+    let cases: &[(&str, &str)] = &[
+        ("pylint/messages", r"^\S+:\d+:\d+: ([EF]\d{4}): "),
+        ("flake8/statistics", r"^\S+:\d+:\d+: ([EF]\d+) "),
+        ("ruff/concise", r"^\S+:\d+:\d+: ([EF]\d+) "),
+        ("ruff/check", r"^([EF]\d+) "),
+        ("shellcheck/gcc", r": error: .*\[(SC\d+)\]$"),
+        ("mypy/strict", r": error: .*  \[([a-z-]+)\]$"),
+        ("yamllint/parsable", r": \[error\] .*\(([a-z-]+)\)$"),
+    ];
+    let mut bad = Vec::new();
+    for (case, pat) in cases {
+        let re = regex::Regex::new(pat).unwrap();
+        let input = fixture(case);
+        let kinds: std::collections::BTreeSet<String> =
+            String::from_utf8_lossy(&input).lines().filter_map(|l| re.captures(l).map(|c| c[1].to_string())).collect();
+        assert!(!kinds.is_empty(), "{case}: no error kind read");
+        // Short outputs would pass through whole: ask for the envelope.
+        let (text, _) = envelope(&["--envelope", "always"], &input);
+        let shown: std::collections::BTreeSet<String> = text
+            .lines()
+            .map(|l| l.split_once([':', '-']).filter(|(n, _)| n.bytes().all(|b| b.is_ascii_digit())).map_or(l, |x| x.1))
+            .filter_map(|l| re.captures(l.trim_start()).map(|c| c[1].to_string()))
+            .collect();
+        let missing: Vec<&String> = kinds.difference(&shown).collect();
+        if !missing.is_empty() {
+            bad.push(format!("{case}: {} of {} error kinds not shown: {missing:?}", missing.len(), kinds.len()));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
