@@ -645,6 +645,10 @@ impl Classifier {
         }
         let plain = strip_ansi(prev);
         f.lead().iter().find_map(|re| {
+            // The DFA answers most lines; captures only for a match.
+            if !re.is_match(&plain) {
+                return None;
+            }
             let c = re.captures(&plain)?;
             let file = c.name("file").map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned());
             Some(Lead { file })
