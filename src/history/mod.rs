@@ -10,6 +10,7 @@ pub mod report;
 pub mod series;
 pub mod stats;
 pub mod trend;
+pub mod usage;
 
 use std::io;
 
@@ -30,12 +31,24 @@ pub struct Observation {
 /// Reads the series, compares the new run with its last record, appends
 /// the record and analyses the series against `boundary` characters.
 pub fn observe(store: &Store, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
-    let dir = HistoryDir::open(store, true)?
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the history folder could not be made"))?;
+    let dir = open_dir(store)?;
     let series = Series::new(key);
-    let mut records = series.read(&dir)?.records;
-    let change = trend::compare(&records, record);
+    let observation = look(&dir, &series, record, boundary, unit)?;
     series.append(&dir, record)?;
+    Ok(observation)
+}
+
+/// The store's history folder, made if missing.
+pub fn open_dir(store: &Store) -> io::Result<HistoryDir> {
+    HistoryDir::open(store, true)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the history folder could not be made"))
+}
+
+/// What [`observe`] says, without appending the record yet (the session
+/// appends it once it knows what it printed).
+pub fn look(dir: &HistoryDir, series: &Series, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
+    let mut records = series.read(dir)?.records;
+    let change = trend::compare(&records, record);
     records.push(record.clone());
     Ok(Observation { change, trend: trend::analyse(&records, boundary, unit) })
 }

@@ -82,6 +82,14 @@ pub struct Record {
     /// [`MAX_SHAPES`], to say what is new and what vanished.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shapes: Vec<u64>,
+    /// Characters printed for the reader (the envelope, or the output
+    /// passed through); absent in records older than `outbox stats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<u64>,
+    /// How it was printed: the header's `strategy` (`text-envelope`,
+    /// `passthrough`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
 }
 
 /// What a boundary counts: characters (most harnesses) or bytes (Codex

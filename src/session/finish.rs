@@ -45,13 +45,13 @@ impl Session {
         self.sinks.scanner.finish();
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();
-        let sc = self.sinks.scanner.result();
+        let sc = self.scanned();
         if let Some(outcome) = self.quiet_when_empty(&sc, &ingest) {
             return outcome;
         }
         let mut facts = self.facts(&sc, &ingest, command);
         // Before settling: the JSON fold's header carries the history too.
-        let observation = self.observe_history(&sc, &ingest, &mut facts);
+        let (observation, pending) = self.observe_history(&sc, &ingest, &mut facts).unzip();
         let (asked, budget) = self.budget(&sc, &facts);
         // A JSON document too large to hold is folded from the stored copy.
         let stored = ingest.spill.temp.as_deref().filter(|_| ingest.spill.error.is_none());
@@ -78,19 +78,27 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             }
             b => b,
         };
-        let (printed, to) = match body {
-            Body::Tee => (tee_error.map_or(Ok(()), Err), self.raw_output()),
-            Body::Passthrough(text) => (print(self.raw_output(), text.as_bytes()), self.raw_output()),
-            Body::Json(text) => (print(Stream::Stdout, text.as_bytes()), Stream::Stdout),
+        let chars = |t: &str| t.chars().count() as u64;
+        let (printed, to, shown) = match body {
+            Body::Tee => (tee_error.map_or(Ok(()), Err), self.raw_output(), sc.chars),
+            Body::Passthrough(text) => (print(self.raw_output(), text.as_bytes()), self.raw_output(), chars(&text)),
+            Body::Json(text) => (print(Stream::Stdout, text.as_bytes()), Stream::Stdout, chars(&text)),
             Body::Ndjson(nd) => {
                 let text = nd.render(&self.fold_context(&sc, &facts, budget));
-                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout)
+                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout, chars(&text))
             }
             Body::Text => {
                 let text = envelope::render(&sc, &self.budgets(budget), &facts, &self.signal);
-                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout)
+                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout, chars(&text))
             }
         };
+        // The run's record, with what the reader was given (`outbox stats`).
+        if let Some(p) = pending {
+            let id = if full_output.is_some() { facts.id.as_str() } else { "" };
+            if let Err(e) = p.append(shown, facts.strategy.as_str(), id) {
+                crate::say!("could not record this run in the history: {e}");
+            }
+        }
         if to == self.raw_output() && facts.strategy == Strategy::Passthrough {
             if let Some(t) = observation.as_ref().and_then(|o| o.trend.as_ref()).filter(|t| t.is_near(NEAR_RUNS)) {
                 warn_near_boundary(&self.label, t);
@@ -138,7 +146,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             (Ok(_), None, None) => (None, Some("the spill file was lost".to_string())),
             (Ok(store), Some(_), None) => (Some(store.data_path(&id).to_string_lossy().into_owned()), None),
         };
-        let mut notes = Vec::new();
+        let mut notes = self.notes.clone();
         if let Some(e) = &ingest.read_error {
             notes.push(format!("reading the input failed after {} bytes: {e}", sc.bytes));
         }
@@ -175,7 +183,12 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
     /// another entry holds these digits (then the record names the short
     /// one). A history that cannot be written must not fail a run whose
     /// output is safe: it is said on stderr.
-    fn observe_history(&self, sc: &Scanned, ingest: &Ingest, facts: &mut RunFacts) -> Option<history::Observation> {
+    fn observe_history(
+        &self,
+        sc: &Scanned,
+        ingest: &Ingest,
+        facts: &mut RunFacts,
+    ) -> Option<(history::Observation, history::Pending)> {
         let store = self.store.as_ref().ok()?;
         ingest.spill.temp.as_ref()?;
         let run = history::RunFigures {
@@ -192,7 +205,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             digest: &store::digest_hex(&ingest.spill.digest),
             complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
         };
-        let observation = match history::observe(store, &self.args, &run) {
+        let (observation, pending) = match history::observe(store, &self.args, &run) {
             Ok(o) => o,
             Err(e) => {
                 crate::say!("could not record this run in the history: {e}");
@@ -213,7 +226,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             summary.push_str("; ");
             summary.push_str(&phrase);
         }
-        Some(observation)
+        Some((observation, pending))
     }
 
     /// This stream's budget as asked (its share, with `--stderr

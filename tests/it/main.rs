@@ -2,8 +2,10 @@
 
 mod util;
 
+mod agents;
 mod check;
 mod cli;
+mod detach;
 mod envelope;
 mod families;
 mod faults;

@@ -169,7 +169,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Ok(o)
     };
     match cli.command {
-        Some(Command::Show(a)) => outbox::store::run_show(&a.into(), &store).map(code),
+        Some(Command::Show(a)) => match crate::follow::record(&store, &a.id) {
+            Some(entry) => crate::follow::show(&a, &entry, &store),
+            None => outbox::store::run_show(&a.into(), &store).map(code),
+        },
+        Some(Command::Status(a)) => crate::follow::status(&a, &store),
+        Some(Command::Wait(a)) => crate::follow::wait(&a, &store),
         Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), &store).map(code),
         Some(Command::Rm(a)) => outbox::store::run_rm(&a.into(), &store).map(code),
         Some(Command::Gc(a)) => {
@@ -194,6 +199,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
         Some(Command::Config) => Ok(0),
         Some(Command::Trend(a)) => crate::trend::run(&a, &cli.envelope, &store),
+        Some(Command::Stats(a)) => crate::stats::run(&a, &store),
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "outbox", &mut out);
@@ -204,8 +210,19 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             clap_mangen::Man::new(Cli::command()).render(&mut out)?;
             Ok(write_stdout(&out))
         }
-        None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap, cli.timeout),
-        None => outbox::session::run_stdin(&options(&cli)?),
+        None if !cli.wrap.is_empty() => {
+            // Claude Code's Bash tool stops a command at 120 s.
+            let preset = (cli.envelope.harness == Some(crate::cli::HarnessArg::ClaudeCode))
+                .then_some(crate::wrap::CLAUDE_CODE_DETACH);
+            match cli.detach_after.or(preset) {
+                Some(after) => crate::wrap::detach::run(&options(&cli)?, &cli.wrap, cli.timeout, after),
+                None => crate::wrap::run(&options(&cli)?, &cli.wrap, cli.timeout),
+            }
+        }
+        None => match (&cli.envelope.trailer, cli.envelope.cut) {
+            (Some(nonce), cut) => crate::integrate::trailer::run(&options(&cli)?, nonce, cut),
+            (None, _) => outbox::session::run_stdin(&options(&cli)?),
+        },
     }
 }
 

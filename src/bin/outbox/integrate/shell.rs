@@ -68,6 +68,11 @@ code runs (yours) is left alone, not wrapped; aliases keep working. stderr
 joins the envelope only when it is the shell's own: a redirected stderr
 (2>/dev/null, 2>err.log) stays where it was sent (outbox --stderr inherit).
 
+Agents (a hook instead of shell code; see `outbox hook --help`):
+  outbox init --agent claude-code      also codex, gemini, cursor, copilot, opencode
+  outbox init --detect                 every agent that looks installed here
+  add --dry-run to see the change, --undo to take it out again
+
 Setup:
   bash/zsh:  eval \"$(outbox init bash)\"        (in ~/.bashrc or ~/.zshrc)
   fish:      outbox init fish | source           (in config.fish)
@@ -75,10 +80,36 @@ Setup:
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = INIT_AFTER_HELP)]
+#[command(group(clap::ArgGroup::new("agents").args(["agent", "detect"]).multiple(false)))]
 pub struct InitArgs {
-    /// Shell to print code for.
-    #[arg(value_enum)]
-    pub shell: ShellKind,
+    /// Shell to print code for (or use --agent / --detect).
+    #[arg(value_enum, required_unless_present_any = ["agent", "detect"], conflicts_with_all = ["agent", "detect"])]
+    pub shell: Option<ShellKind>,
+
+    /// Write the hook of this agent into its settings (claude-code, codex,
+    /// gemini, cursor, copilot, opencode); keeps the user's other settings
+    /// and a backup of the file as it was.
+    #[arg(long, value_enum, value_name = "NAME", conflicts_with = "detect")]
+    pub agent: Option<crate::integrate::hook::Agent>,
+
+    /// Set up every agent that looks installed here (its settings directory
+    /// or its command exists).
+    #[arg(long)]
+    pub detect: bool,
+
+    /// With --agent/--detect: show the change, write nothing.
+    #[arg(long, requires = "agents")]
+    pub dry_run: bool,
+
+    /// With --agent/--detect: take outbox's hook out again (the file as it
+    /// was, byte for byte, when it has not been edited since).
+    #[arg(long, requires = "agents")]
+    pub undo: bool,
+
+    /// With --agent: the settings file to change instead of the agent's
+    /// usual one.
+    #[arg(long, value_name = "FILE", requires = "agent")]
+    pub file: Option<std::path::PathBuf>,
 
     /// Commands to wrap, comma-separated. `default` is the default list;
     /// NAME wraps NAME (with its known subcommand rule, if any);
@@ -365,16 +396,51 @@ pub fn self_path() -> anyhow::Result<String> {
     }
 }
 
-/// Prints the init code for `args.shell`.
+/// Prints the init code for `args.shell`, or sets up agents' hooks.
 pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
+    let Some(shell) = args.shell else { return run_agents(args) };
     let commands = parse_commands(&args.commands).map_err(|e| anyhow::anyhow!("--commands: {e}"))?;
-    let code = generate(args.shell, &commands, &self_path()?);
+    let code = generate(shell, &commands, &self_path()?);
     let mut out = std::io::stdout().lock();
     match out.write_all(code.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(anyhow::anyhow!("cannot write the init code to stdout: {e}")),
     }
+}
+
+/// `--agent NAME` / `--detect`, with `--dry-run` and `--undo`.
+fn run_agents(args: &InitArgs) -> anyhow::Result<ExitCode> {
+    use crate::integrate::install::{self, Action};
+    let action = if args.undo { Action::Undo } else { Action::Install };
+    let agents = match args.agent {
+        Some(a) => vec![a],
+        None => {
+            let found = install::detect();
+            if found.is_empty() {
+                outbox::say!(
+                    "no agent found here (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.cursor, ~/.copilot, \
+~/.config/opencode and their commands on PATH); name one with --agent"
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+            found
+        }
+    };
+    let mut report = String::new();
+    let mut failed = false;
+    for agent in agents {
+        match install::apply(agent, args.file.as_deref(), action, args.dry_run) {
+            Ok(r) => report.push_str(&r),
+            Err(e) => {
+                failed = true;
+                outbox::say!("error: {}: {e}", agent.name());
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(report.as_bytes()).and_then(|_| out.flush());
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// The shell code wrapping `commands`, calling outbox at `exe`.
