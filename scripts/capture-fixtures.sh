@@ -406,6 +406,10 @@ if want server; then
   capture server http-server 'bash run.sh'
 fi
 
+# The second wave (test frameworks, linters, package managers, strace).
+# shellcheck source=scripts/capture-fixtures-more.sh
+. "$ROOT/scripts/capture-fixtures-more.sh"
+
 #---------------------------------------------------------------------------
 # summary
 #---------------------------------------------------------------------------

@@ -44,6 +44,10 @@ impl Severity {
 /// `classify`; the scanner finds those with memchr).
 pub use super::teddy::Search as FirstPass;
 
+/// How many times the best family's detection score must be every other
+/// family's for it to be named (see [`Classifier::detect`]).
+pub const DETECT_MARGIN: u64 = 2;
+
 /// Hard caps on a block, whatever a family file asks.
 pub const BLOCK_MAX_LINES: usize = 16;
 pub const BLOCK_MAX_CHARS: usize = 1200;
@@ -54,12 +58,21 @@ pub enum Until {
     None,
     /// Lines that start with a space or a tab.
     Indent,
+    /// Lines indented deeper than the signal line (mocha's failure title
+    /// inside a suite, under its `  2) suite` line; the next line at the
+    /// signal line's depth, a passing test's name, is not taken).
+    Deeper,
     /// Every line up to a blank one.
     Blank,
     /// Every line up to and including one with a location.
     Location,
     /// Indented lines, then the first unindented one (Python's exception).
     Traceback,
+    /// Every line up to the next signal line.
+    Next,
+    /// The next lines that the same pattern matches (they are not signal
+    /// lines of their own: npm's `npm error` block is one signal).
+    Same,
 }
 
 #[derive(Debug, Clone)]
@@ -70,6 +83,13 @@ pub struct BlockRule {
     pub pick_last: bool,
     /// Index of the family whose location pattern applies.
     family: Option<usize>,
+}
+
+impl BlockRule {
+    /// The family the rule belongs to (None: the user's patterns).
+    pub fn family(&self) -> Option<usize> {
+        self.family
+    }
 }
 
 /// What a signal line is.
@@ -122,6 +142,8 @@ enum Role {
     Success,
     Verdict(usize),
     Detect,
+    /// A new run of the tool begins (evidence too).
+    RunStart,
 }
 
 struct Pat {
@@ -148,15 +170,25 @@ struct VerdictRule {
     sum: bool,
     status: Option<Status>,
     tally: Option<usize>,
+    ends_run: bool,
+    quote: bool,
 }
 
 struct FamilyRt {
     name: String,
     generic: bool,
+    /// A shipped tool family: its success spans also cancel the generic
+    /// families' matches (see `classify`).
+    shipped_tool: bool,
     commands: Vec<Vec<String>>,
     hint_weight: u64,
     location: Option<String>,
     location_re: std::sync::OnceLock<Option<Regex>>,
+    lead: Vec<String>,
+    /// Compiled the first time a signal line of the family is seen.
+    lead_re: std::sync::OnceLock<Vec<Regex>>,
+    location_skip: Vec<String>,
+    location_skip_re: std::sync::OnceLock<Vec<Regex>>,
     verdicts: Vec<VerdictRule>,
 }
 
@@ -164,6 +196,22 @@ impl FamilyRt {
     fn location(&self) -> Option<&Regex> {
         self.location_re.get_or_init(|| self.location.as_deref().and_then(|p| compile_one(p).ok())).as_ref()
     }
+
+    fn location_skip(&self) -> &[Regex] {
+        self.location_skip_re.get_or_init(|| self.location_skip.iter().filter_map(|p| compile_one(p).ok()).collect())
+    }
+
+    fn lead(&self) -> &[Regex] {
+        self.lead_re.get_or_init(|| self.lead.iter().filter_map(|p| compile_one(p).ok()).collect())
+    }
+}
+
+/// A line found right before a signal line that belongs to it (see
+/// `FamilySpec::lead`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lead {
+    /// The file it names, carried to the family's next signal lines.
+    pub file: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +224,11 @@ enum Mode {
 /// Every family's patterns, compiled once per run.
 pub struct Classifier {
     /// Shared: every scanner of the run searches with one cache pool.
-    prefilter: std::sync::Arc<Regex>,
+    /// Built when first asked for: with the literal first pass it is needed
+    /// only for lines over a MiB (compiling it took a third of the start).
+    prefilter: std::sync::OnceLock<std::sync::Arc<Regex>>,
+    /// Its source.
+    combined: String,
     /// Literals every candidate line contains (see `literals`), when every
     /// pattern has some: the fast first pass.
     literal: Option<FirstPass>,
@@ -278,15 +330,22 @@ impl Classifier {
                     sum: v.merge.as_deref() == Some("sum"),
                     status: v.status.as_deref().and_then(Status::parse),
                     tally: v.tally.as_deref().and_then(|t| FIELDS.iter().position(|x| *x == t)),
+                    ends_run: v.ends_run,
+                    quote: v.quote,
                 })
                 .collect();
             families.push(FamilyRt {
                 name: f.name.clone(),
                 generic: f.generic,
+                shipped_tool: !f.generic && f.source.is_none(),
                 commands: f.commands.iter().map(|c| c.split_whitespace().map(str::to_string).collect()).collect(),
                 hint_weight: f.hint_weight.unwrap_or(20),
                 location: f.location.clone(),
                 location_re: std::sync::OnceLock::new(),
+                lead: f.lead.clone(),
+                lead_re: std::sync::OnceLock::new(),
+                location_skip: f.location_skip.clone(),
+                location_skip_re: std::sync::OnceLock::new(),
                 verdicts,
             });
             if !active(i, f) {
@@ -310,6 +369,9 @@ impl Classifier {
                 for p in &f.detect {
                     push(family_source(p), Some(i), Role::Detect, &mut sources)?;
                 }
+                for p in &f.run_start {
+                    push(family_source(p), Some(i), Role::RunStart, &mut sources)?;
+                }
             }
         }
         if !opts.off {
@@ -329,7 +391,6 @@ impl Classifier {
             let all: Vec<String> = sources.iter().map(|s| format!("(?:{})", uncapture(s))).collect();
             format!("(?mR){}|(?-u:\\x1b\\[)", all.join("|"))
         };
-        let prefilter = build(&combined).map_err(|e| e.to_string())?;
         let set_sources: Vec<String> = sources
             .iter()
             .map(|s| crate::family::anchors::contract_lines(&format!("(?mR){}", uncapture(s)), false))
@@ -346,8 +407,15 @@ impl Classifier {
         let literal = super::literals::first_pass(&needs)
             .filter(|_| !sources.is_empty())
             .map(|f| FirstPass::new(&f.floating, f.starts));
+        let prefilter = std::sync::OnceLock::new();
+        if literal.is_none() || opts.replace.is_some() || !opts.add.is_empty() {
+            // Needed at once (no first pass), or holding the user's
+            // patterns: a combination that does not compile is said now.
+            let _ = prefilter.set(std::sync::Arc::new(build(&combined).map_err(|e| e.to_string())?));
+        }
         Ok(Classifier {
-            prefilter: std::sync::Arc::new(prefilter),
+            prefilter,
+            combined,
             literal,
             set: std::sync::OnceLock::new(),
             set_sources,
@@ -379,6 +447,12 @@ impl Classifier {
     /// size limit is met here (where a family file can be dropped) rather
     /// than in the middle of a run. Used when user families are loaded.
     pub fn build_now(&self) -> Result<(), String> {
+        // The combined regex is built lazily too (only a line over a MiB
+        // that the first pass cannot judge needs it).
+        if self.prefilter.get().is_none() {
+            let re = build(&self.combined).map_err(|e| e.to_string())?;
+            let _ = self.prefilter.set(std::sync::Arc::new(re));
+        }
         if self.set.get().is_none() {
             let _ = self.set.set(self.build_set()?);
         }
@@ -387,13 +461,30 @@ impl Classifier {
 
     /// The combined regex: a line that does not match it is nothing.
     pub fn prefilter(&self) -> &Regex {
-        &self.prefilter
+        self.prefilter_arc()
     }
 
     /// The combined regex, shared (cloning a `Regex` would start a new
     /// cache, rebuilding its lazy DFA).
     pub fn prefilter_shared(&self) -> std::sync::Arc<Regex> {
-        std::sync::Arc::clone(&self.prefilter)
+        std::sync::Arc::clone(self.prefilter_arc())
+    }
+
+    fn prefilter_arc(&self) -> &std::sync::Arc<Regex> {
+        self.prefilter.get_or_init(|| {
+            // Every pattern in it compiled alone (family files when loaded,
+            // the user's when the engine was built).
+            std::sync::Arc::new(build(&self.combined).expect("the combined patterns compile"))
+        })
+    }
+
+    /// Whether a line (without its newline) is a candidate of the first
+    /// pass: only such a line can match the combined regex.
+    pub fn line_candidate(&self, line: &[u8]) -> bool {
+        match &self.literal {
+            Some(fp) => fp.starts_candidate(line) || fp.find(line, 0).is_some() || memchr::memchr(0x1b, line).is_some(),
+            None => self.prefilter().is_match(line),
+        }
     }
 
     /// The first pass: every line the prefilter matches holds one of its
@@ -499,7 +590,7 @@ impl Classifier {
         for &i in e.verdicts() {
             let p = &self.pats[i as usize];
             if let (Role::Verdict(k), Some(f), Some(caps)) = (&p.role, p.family, p.re().captures(line)) {
-                tally.verdicts[f].add(&self.families[f].verdicts[*k], &caps, lineno);
+                tally.verdicts[f].add(&self.families[f].verdicts[*k], &caps, lineno, line);
             }
         }
         let mut class = e.class?;
@@ -550,7 +641,7 @@ impl Classifier {
             let p = &self.pats[i];
             // Only detection and verdict patterns are evidence: a family's
             // signal patterns (`warning:`) can be printed by anything.
-            let evidence = matches!(p.role, Role::Detect | Role::Verdict(_));
+            let evidence = matches!(p.role, Role::Detect | Role::Verdict(_) | Role::RunStart);
             if let Some(f) = p.family.filter(|_| evidence) {
                 if !self.families[f].generic {
                     if let Some((e, _)) = record.as_mut() {
@@ -579,16 +670,33 @@ impl Classifier {
                         e.cacheable &= push_small(&mut e.verdicts, &mut e.verdicts_len, i);
                     }
                     if let (Some(f), Some(caps)) = (p.family, p.re().captures(line)) {
-                        tally.verdicts[f].add(&self.families[f].verdicts[k], &caps, lineno);
+                        tally.verdicts[f].add(&self.families[f].verdicts[k], &caps, lineno, line);
+                    }
+                }
+                Role::RunStart => {
+                    // A new run resets the verdict's counts: the cache keeps
+                    // no record of it, so such a line is classified whole.
+                    if let Some((e, _)) = record.as_mut() {
+                        e.cacheable = false;
+                    }
+                    if let Some(f) = p.family {
+                        tally.verdicts[f].new_run();
                     }
                 }
                 Role::Detect => {}
             }
         }
         // The most severe signal wins; then a family's own pattern over a
-        // generic one; then one that names the line's kind.
-        let mut best: Option<(Severity, bool, bool, usize)> = None;
+        // generic one; then, between two families' patterns (RSpec's and
+        // minitest's `  1) ...`), the family with more evidence so far; then
+        // one that names the line's kind.
+        let mut best: Option<(Severity, bool, u64, bool, usize)> = None;
         let mut user = false;
+        // The first specific family that matched, and whether another did:
+        // evidence changes from line to line, so a contested line is never
+        // answered from the cache.
+        let mut first_family: Option<usize> = None;
+        let mut contested = false;
         for &i in signals.iter() {
             let p = &self.pats[i];
             let Role::Signal(sev, _) = p.role else { continue };
@@ -596,7 +704,14 @@ impl Classifier {
             // own family that overlap it: one family's file (a user's
             // `success = [".*"]`) never silences another's errors.
             // (Without success spans the set's match is the answer.)
-            let own = |&&(f, _, _): &&(Option<usize>, usize, usize)| f == p.family;
+            // One exception: a shipped tool family's span also cancels the
+            // generic patterns (strace's failed lookups end in `No such file
+            // or directory`, Prettier's code frame lines start `[error]`);
+            // a user's file never does.
+            let generic = p.family.is_some_and(|f| self.families[f].generic);
+            let own = |&&(f, _, _): &&(Option<usize>, usize, usize)| {
+                f == p.family || (generic && f.is_some_and(|f| self.families[f].shipped_tool))
+            };
             let real = !success.iter().any(|s| own(&s))
                 || p.re()
                     .find_iter(line)
@@ -606,12 +721,19 @@ impl Classifier {
             }
             user |= p.family.is_none();
             let specific = p.family.is_some_and(|f| !self.families[f].generic);
-            let rank = (sev, specific, p.kind, i);
-            if best.is_none_or(|b| (rank.0, rank.1, rank.2) > (b.0, b.1, b.2)) {
+            // Between two families' patterns of one severity, the family
+            // with more evidence so far gives the block rule.
+            let weight = p.family.filter(|_| specific).map_or(0, |f| tally.evidence[f]);
+            if let Some(f) = p.family.filter(|_| specific) {
+                contested |= first_family.is_some_and(|g| g != f);
+                first_family.get_or_insert(f);
+            }
+            let rank = (sev, specific, weight, p.kind, i);
+            if best.is_none_or(|b| (rank.0, rank.1, rank.2, rank.3) > (b.0, b.1, b.2, b.3)) {
                 best = Some(rank);
             }
         }
-        let (severity, specific, _, i) = best?;
+        let (severity, specific, _, _, i) = best?;
         let p = &self.pats[i];
         let Role::Signal(_, block) = p.role else { unreachable!("only signals are ranked") };
         let template = crate::text::template::key(line);
@@ -619,23 +741,42 @@ impl Classifier {
         if let Some((e, _)) = record.as_mut() {
             e.class = Some(class);
             e.kind_pat = p.kind.then_some(i as u16);
+            e.cacheable &= !contested;
         }
         let kind = p.kind && tally.scratch.capture_kind(p.re(), line);
         Some(LineClass { kind, ..class })
     }
 
     /// The location (`file:line[:col]`) in `texts` (the signal line, then
-    /// its block lines), by the rule's family pattern, else the defaults.
-    pub fn location<'a>(&self, rule: &BlockRule, texts: impl Iterator<Item = &'a [u8]> + Clone) -> Option<String> {
+    /// its block lines), by the rule's family pattern, else the defaults;
+    /// `file` (from a lead line above, see [`Classifier::lead`]) completes
+    /// a location that names no file.
+    pub fn location<'a>(
+        &self,
+        rule: &BlockRule,
+        texts: impl Iterator<Item = &'a [u8]> + Clone,
+        file: Option<&str>,
+    ) -> Option<String> {
+        let found = self.location_of(rule, texts)?;
+        match file {
+            Some(f) if found.starts_with(':') => Some(format!("{f}{found}")),
+            _ => Some(found),
+        }
+    }
+
+    fn location_of<'a>(&self, rule: &BlockRule, texts: impl Iterator<Item = &'a [u8]> + Clone) -> Option<String> {
         let own = rule.family.and_then(|f| self.families[f].location());
         let defaults = self
             .default_locations
             .get_or_init(|| DEFAULT_LOCATIONS.iter().map(|p| build(p).expect("default location compiles")).collect());
+        let skip = rule.family.map_or(&[][..], |f| self.families[f].location_skip());
+        let skipped =
+            |c: &regex::bytes::Captures| c.name("file").is_some_and(|m| skip.iter().any(|s| s.is_match(m.as_bytes())));
         for re in own.into_iter().chain(defaults.iter()) {
             let mut found = None;
             for t in texts.clone() {
                 let plain = strip_ansi(t);
-                if let Some(c) = re.captures(&plain) {
+                if let Some(c) = re.captures(&plain).filter(|c| !skipped(c)) {
                     // A "location" inside a credential (the password and
                     // host of `scheme://user:PASSWORD@host:5432`) is not
                     // one, and would reach the header unmasked.
@@ -657,29 +798,49 @@ impl Classifier {
 
     /// Does `line` hold a location (the `location` block rule)?
     pub fn has_location(&self, rule: &BlockRule, line: &[u8]) -> bool {
-        self.location(rule, std::iter::once(line)).is_some()
+        self.location_of(rule, std::iter::once(line)).is_some()
     }
 
-    /// The family this run's output belongs to: forced, or the one with
-    /// the most evidence (a matching command counts `hint_weight` lines).
+    /// Whether `prev`, the line right before a signal line of `rule`'s
+    /// family, is one of that family's lead lines, and the file it names.
+    pub fn lead(&self, rule: &BlockRule, prev: &[u8]) -> Option<Lead> {
+        let f = &self.families[rule.family?];
+        if f.lead.is_empty() || prev.is_empty() {
+            return None;
+        }
+        let plain = strip_ansi(prev);
+        f.lead().iter().find_map(|re| {
+            // The DFA answers most lines; captures only for a match.
+            if !re.is_match(&plain) {
+                return None;
+            }
+            let c = re.captures(&plain)?;
+            let file = c.name("file").map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned());
+            Some(Lead { file })
+        })
+    }
+
+    /// Whether some family has lead lines (the scanner then keeps the line
+    /// before each signal line at hand).
+    pub fn has_leads(&self) -> bool {
+        self.families.iter().any(|f| !f.lead.is_empty())
+    }
+
+    /// The family this run's output belongs to: forced, or the one whose
+    /// evidence (a matching command counts `hint_weight` lines) is at least
+    /// [`DETECT_MARGIN`] times every other family's. Without such a margin
+    /// no family is named: a wrong name (and a wrong verdict) misleads more
+    /// than none, and the signal lines are the same either way.
     pub fn detect(&self, tally: &Tally, command: Option<&str>) -> Option<usize> {
         match self.mode {
             Mode::Off => None,
             Mode::Forced(f) => Some(f),
             Mode::Auto => {
-                let words = command.map(command_words).unwrap_or_default();
-                let mut best: Option<(u64, usize)> = None;
-                for (i, f) in self.families.iter().enumerate() {
-                    if f.generic {
-                        continue;
-                    }
-                    let hinted = f.commands.iter().any(|c| !c.is_empty() && words.starts_with(c));
-                    let score = tally.evidence[i] + if hinted { f.hint_weight } else { 0 };
-                    if score > 0 && best.is_none_or(|(b, _)| score > b) {
-                        best = Some((score, i));
-                    }
-                }
-                best.map(|(_, i)| i)
+                let mut scores = self.scores(tally, command);
+                scores.sort_by_key(|&(i, s)| (std::cmp::Reverse(s), i));
+                let (i, best) = *scores.first()?;
+                let second = scores.get(1).map_or(0, |&(_, s)| s);
+                (best > second && best >= DETECT_MARGIN * second).then_some(i)
             }
         }
     }
@@ -687,6 +848,21 @@ impl Classifier {
     /// Families the engine knows (active or not).
     pub fn family_count(&self) -> usize {
         self.families.len()
+    }
+
+    /// Each specific family's detection score: its evidence lines, plus
+    /// its hint weight when the command is one of its own.
+    pub fn scores(&self, tally: &Tally, command: Option<&str>) -> Vec<(usize, u64)> {
+        let words = command.map(command_words).unwrap_or_default();
+        self.families
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.generic)
+            .map(|(i, f)| {
+                let hinted = f.commands.iter().any(|c| !c.is_empty() && words.starts_with(c));
+                (i, tally.evidence[i] + if hinted { f.hint_weight } else { 0 })
+            })
+            .collect()
     }
 
     pub fn family_name(&self, i: usize) -> &str {
@@ -697,6 +873,7 @@ impl Classifier {
     /// printed none, from the error lines counted (`from_signals`).
     pub fn verdict(&self, tally: &Tally, f: usize, errors: u64) -> Option<Verdict> {
         let acc = &tally.verdicts[f];
+        let runs = acc.earlier_runs + (acc.lines > 0) as u64;
         if acc.lines == 0 {
             return (errors > 0).then(|| Verdict {
                 family: self.families[f].name.clone(),
@@ -704,6 +881,9 @@ impl Classifier {
                 counts: vec![("errors", errors)],
                 lines: 0,
                 from_signals: true,
+                runs: 0,
+                earlier_failed: 0,
+                quote: None,
             });
         }
         let counts: Vec<(&'static str, u64)> =
@@ -715,7 +895,16 @@ impl Classifier {
         } else {
             acc.status.unwrap_or(Status::Passed)
         };
-        Some(Verdict { family: self.families[f].name.clone(), status, counts, lines: acc.lines, from_signals: false })
+        Some(Verdict {
+            family: self.families[f].name.clone(),
+            status,
+            counts,
+            lines: acc.lines,
+            from_signals: false,
+            runs,
+            earlier_failed: acc.earlier_failed,
+            quote: acc.quote.clone(),
+        })
     }
 }
 
@@ -727,7 +916,7 @@ fn names_kind(src: &str) -> bool {
 
 /// `src` with its named groups made non-capturing: names repeat across
 /// patterns, and the combined regex and the set only need to match.
-fn uncapture(src: &str) -> String {
+pub fn uncapture(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = String::with_capacity(src.len());
     let mut i = 0;
@@ -763,9 +952,12 @@ fn uncapture(src: &str) -> String {
 fn block_rule(spec: Option<&BlockSpec>, family: Option<usize>) -> BlockRule {
     let until = match spec.and_then(|s| s.until.as_deref()) {
         Some("indent") => Until::Indent,
+        Some("deeper") => Until::Deeper,
         Some("blank") => Until::Blank,
         Some("location") => Until::Location,
         Some("traceback") => Until::Traceback,
+        Some("next") => Until::Next,
+        Some("same") => Until::Same,
         Some("none") => Until::None,
         _ => Until::Indent,
     };
@@ -918,17 +1110,44 @@ impl Tally {
     }
 }
 
+/// One family's verdict lines: those of the current run (the last one
+/// seen), and how many runs came before it.
 #[derive(Debug, Clone, Default)]
 struct VerdictAcc {
+    /// Verdict lines of the current run.
     lines: u64,
     status: Option<Status>,
     failed_any: bool,
     counts: [Option<u64>; FIELDS.len()],
     last_line: u64,
+    /// A run start was seen after this run's verdict lines: the next
+    /// verdict line begins a new run. (Not at the start line itself: a
+    /// run cut off before its verdict leaves the previous one standing.)
+    new_run_pending: bool,
+    /// Runs with verdict lines before the current one, and how many of
+    /// them failed.
+    earlier_runs: u64,
+    earlier_failed: u64,
+    /// The latest quoted verdict line of the run (see `VerdictSpec::quote`).
+    quote: Option<String>,
 }
 
 impl VerdictAcc {
-    fn add(&mut self, rule: &VerdictRule, caps: &regex::bytes::Captures, lineno: u64) {
+    /// A line that starts a new run of the tool.
+    fn new_run(&mut self) {
+        self.new_run_pending = self.lines > 0;
+    }
+
+    fn add(&mut self, rule: &VerdictRule, caps: &regex::bytes::Captures, lineno: u64, line: &[u8]) {
+        if std::mem::take(&mut self.new_run_pending) {
+            let failed =
+                self.failed_any || self.counts[0].is_some_and(|n| n > 0) || self.counts[1].is_some_and(|n| n > 0);
+            *self = VerdictAcc {
+                earlier_runs: self.earlier_runs + 1,
+                earlier_failed: self.earlier_failed + failed as u64,
+                ..VerdictAcc::default()
+            };
+        }
         self.lines += 1;
         self.last_line = lineno;
         for (k, name) in FIELDS.iter().enumerate() {
@@ -947,6 +1166,13 @@ impl VerdictAcc {
             self.failed_any |= s == Status::Failed;
             self.status = Some(s);
         }
+        if rule.quote {
+            let text = String::from_utf8_lossy(line);
+            self.quote = Some(crate::text::shorten::shorten_text(text.trim(), QUOTE_CHARS));
+        }
+        if rule.ends_run {
+            self.new_run_pending = true;
+        }
     }
 }
 
@@ -961,6 +1187,13 @@ pub struct Verdict {
     pub lines: u64,
     /// No verdict line: the status and counts come from the error lines.
     pub from_signals: bool,
+    /// Runs of the tool with verdict lines in the output (the verdict is
+    /// the last one's; 0 when it comes from the error lines).
+    pub runs: u64,
+    /// How many of the runs before the last one failed.
+    pub earlier_failed: u64,
+    /// The quoted verdict line (see `VerdictSpec::quote`).
+    pub quote: Option<String>,
 }
 
 /// The patterns the cache must not trust (see `family::cache`), and their
@@ -1167,3 +1400,6 @@ fn inside_secret(text: &[u8], range: std::ops::Range<usize>) -> bool {
         Err(crate::text::secrets::MaskFailed) => true,
     }
 }
+
+/// Characters of a quoted verdict line kept in the summary.
+const QUOTE_CHARS: usize = 160;

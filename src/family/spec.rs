@@ -17,8 +17,15 @@
 //! commands = ["pytest", "python -m pytest"]   # wrap-mode hint
 //! detect = ['^=+ test session starts =+$']   # evidence, counted over the whole stream
 //! location = '(?P<file>[\w./-]+\.py):(?P<line>\d+)'
+//! location_skip = ['/site-packages/']         # locations passed over
 //! success = ['\b0 failed\b']                  # spans that are not signals
+//! run_start = ['^=+ test session starts =+$'] # a new run: earlier verdicts give way
+//! lead = ['^\S+: In function ']              # a line just before a signal, shown with it
 //! block = { until = "blank", max_lines = 8, max_chars = 600 }
+//!   # until: indent, deeper (lines indented more than the signal line),
+//!   # blank, location, traceback, none; next (every line
+//!   # up to the next signal line); same (the next lines the same pattern
+//!   # matches: npm's `npm error` block is one signal)
 //!
 //! [[signal]]
 //! severity = "error"                          # or "warning"
@@ -27,7 +34,9 @@
 //!
 //! [[verdict]]
 //! pattern = '(?P<failed>\d+) failed'
-//! merge = "sum"        # several runs in one log add up; "last" (default) overwrites
+//! merge = "sum"        # lines of one run add up; "last" (default) overwrites
+//! ends_run = true      # the next verdict line begins a new run (the verdict is the last run's)
+//! quote = true         # the line is quoted in the summary
 //! status = "failed"    # fixed; else the `status` capture; else from the counts
 //! tally = "failed"     # optional: each such line adds 1 to this count
 //! ```
@@ -67,8 +76,26 @@ pub struct FamilySpec {
     pub detect: Vec<String>,
     #[serde(default)]
     pub success: Vec<String>,
+    /// Lines that begin a new run of the tool (a second pytest session, a
+    /// second maven build in one log): the verdict is the last run's, so
+    /// the counts of the runs before it give way at its first verdict line.
+    /// A run start is evidence, as detection lines are.
+    #[serde(default)]
+    pub run_start: Vec<String>,
+    /// Lines that, found right before one of the family's signal lines,
+    /// belong to it and are shown before it (gcc's `In function 'f':`, the
+    /// file header of ESLint's stylish format). A `file` capture is carried
+    /// to the signal lines that follow, until the next lead line: their
+    /// location gets that file when their own has none (`63:28`).
+    #[serde(default)]
+    pub lead: Vec<String>,
     #[serde(default)]
     pub location: Option<String>,
+    /// Locations whose file matches one of these are passed over for the
+    /// next one (a Go panic's frames in the runtime and `testing`, before
+    /// the user's own).
+    #[serde(default)]
+    pub location_skip: Vec<String>,
     #[serde(default)]
     pub block: Option<BlockSpec>,
     #[serde(default)]
@@ -90,7 +117,8 @@ pub struct SignalSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockSpec {
-    /// `indent`: indented lines; `blank`: up to a blank line; `location`:
+    /// `indent`: indented lines; `deeper`: lines indented more than the
+    /// signal line; `blank`: up to a blank line; `location`:
     /// up to and including a line with a location; `traceback`: indented
     /// lines and the first line after them; `none`.
     #[serde(default)]
@@ -114,6 +142,14 @@ pub struct VerdictSpec {
     pub status: Option<String>,
     #[serde(default)]
     pub tally: Option<String>,
+    /// The line ends a run of the tool (pytest's summary, maven's `BUILD
+    /// SUCCESS`): the next verdict line begins a new run.
+    #[serde(default)]
+    pub ends_run: bool,
+    /// The line itself is quoted in the summary (apt's `4 upgraded, 81
+    /// newly installed, ...`), the latest one of the last run.
+    #[serde(default)]
+    pub quote: bool,
 }
 
 /// The shipped families, in priority order (an earlier one wins a tie).
@@ -136,6 +172,24 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("dotnet", include_str!("../../families/dotnet.toml")),
     ("rubocop", include_str!("../../families/rubocop.toml")),
     ("terraform", include_str!("../../families/terraform.toml")),
+    ("tap", include_str!("../../families/tap.toml")),
+    ("mocha", include_str!("../../families/mocha.toml")),
+    ("rspec", include_str!("../../families/rspec.toml")),
+    ("testunit", include_str!("../../families/testunit.toml")),
+    ("minitest", include_str!("../../families/minitest.toml")),
+    ("ansible", include_str!("../../families/ansible.toml")),
+    ("pylint", include_str!("../../families/pylint.toml")),
+    ("flake8", include_str!("../../families/flake8.toml")),
+    ("ruff", include_str!("../../families/ruff.toml")),
+    ("mypy", include_str!("../../families/mypy.toml")),
+    ("black", include_str!("../../families/black.toml")),
+    ("shellcheck", include_str!("../../families/shellcheck.toml")),
+    ("yamllint", include_str!("../../families/yamllint.toml")),
+    ("prettier", include_str!("../../families/prettier.toml")),
+    ("pip", include_str!("../../families/pip.toml")),
+    ("apt", include_str!("../../families/apt.toml")),
+    ("strace", include_str!("../../families/strace.toml")),
+    ("vite", include_str!("../../families/vite.toml")),
     ("logs", include_str!("../../families/logs.toml")),
     ("crash", include_str!("../../families/crash.toml")),
 ];
@@ -171,7 +225,10 @@ impl FamilySpec {
         self.detect
             .iter()
             .chain(&self.success)
+            .chain(&self.run_start)
+            .chain(&self.lead)
             .chain(self.location.iter())
+            .chain(&self.location_skip)
             .chain(self.signal.iter().map(|s| &s.pattern))
             .chain(self.verdict.iter().map(|v| &v.pattern))
     }

@@ -700,6 +700,8 @@ struct Placed<'a> {
     ansi: u64,
     prefix: String,
     note: String,
+    /// Its lead line (`LINENO- TEXT`), printed before it.
+    lead: Option<String>,
     block: Vec<String>,
 }
 
@@ -743,11 +745,12 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
         }
         marked.insert(sh);
         s.shapes.push((line.lineno, sh, group.is_some()));
-        placed.push(Placed { kept: k, text, chars, ansi, prefix, note, block: Vec::new() });
+        placed.push(Placed { kept: k, text, chars, ansi, prefix, note, lead: None, block: Vec::new() });
     }
     let mut shown = sc.signals.kinds_at_ends(after, before);
     shown.extend(s.shapes.iter().map(|e| e.1));
     s.unplaced = kinds::ranked(sc.signals).iter().map(|g| g.kind).filter(|k| !shown.contains(k)).collect();
+    place_leads(&mut placed, &mut s, after, room);
     // Block lines: to the location first, then the rest, entry by entry.
     for pass in 0..2 {
         for p in placed.iter_mut() {
@@ -798,13 +801,43 @@ fn choose_signals(sc: &Scanned, after: u64, before: u64, room: usize, new_shapes
         (p.text, p.chars, p.ansi) = (text, wider, ansi);
     }
     for p in placed {
-        let mut entry = format!("{}{}{}\n", p.prefix, p.text, p.note);
+        let mut entry = p.lead.unwrap_or_default();
+        entry.push_str(&format!("{}{}{}\n", p.prefix, p.text, p.note));
         for b in p.block {
             entry.push_str(&b);
         }
         s.entries.push((p.kept.line.lineno, entry));
     }
     s
+}
+
+/// The lead lines of the placed entries (a file header, gcc's `In function
+/// 'f':`), while they fit: each printed once, before the first entry in
+/// input order that it leads (entries under one file header share it).
+fn place_leads(placed: &mut [Placed], s: &mut Signals, after: u64, room: usize) {
+    let mut shown: Vec<(u64, String)> = Vec::new();
+    for p in placed.iter() {
+        let Some((n, l)) = p.kept.lead.as_ref() else { continue };
+        if *n <= after || *n >= p.kept.line.lineno || shown.iter().any(|(m, _)| m == n) {
+            continue;
+        }
+        let prefix = format!("{n}- ");
+        let Some((text, chars, ansi)) = fit_or_shorten(LineBody::Whole(l), BLOCK_LINE_CHARS, false) else { continue };
+        let cost = prefix.len() + chars + 1;
+        if s.used + cost > room {
+            continue;
+        }
+        s.used += cost;
+        s.ansi += ansi;
+        shown.push((*n, format!("{prefix}{text}\n")));
+    }
+    let mut order: Vec<usize> = (0..placed.len()).collect();
+    order.sort_by_key(|&i| placed[i].kept.line.lineno);
+    for (n, text) in shown {
+        if let Some(&i) = order.iter().find(|&&i| placed[i].kept.lead.as_ref().is_some_and(|(m, _)| *m == n)) {
+            placed[i].lead = Some(text);
+        }
+    }
 }
 
 /// The line whole, if its display fits in `max` chars. `guard`: the line

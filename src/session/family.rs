@@ -181,6 +181,14 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
             o.insert((*k).into(), (*n).into());
         }
         o.insert("verdict_lines".into(), v.lines.into());
+        if let Some(q) = &v.quote {
+            o.insert("line".into(), q.clone().into());
+        }
+        if v.runs > 1 {
+            // The verdict is the last run's; the earlier ones are named.
+            o.insert("runs".into(), v.runs.into());
+            o.insert("earlier_runs_failed".into(), v.earlier_failed.into());
+        }
         if v.from_signals {
             o.insert("from".into(), "signal lines".into());
         }
@@ -205,6 +213,12 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
                 parts.push(format!("{status} ({})", v.family));
             } else {
                 parts.push(format!("{status} ({}): {}", v.family, counts.join(", ")));
+            }
+            if let Some(q) = &v.quote {
+                parts.push(format!("\"{q}\""));
+            }
+            if v.runs > 1 {
+                parts.push(format!("last of {} runs, {} earlier failed", v.runs, v.earlier_failed));
             }
         }
         None if errors + warnings == 0 => parts.push("no error or warning lines".into()),

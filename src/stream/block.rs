@@ -28,12 +28,29 @@ pub struct OpenBlock {
     chars: usize,
     /// Lines looked at past the block's bounds (see `SEEK_LINES`).
     seeking: Option<usize>,
+    /// The family's lead line that belongs to the signal line (gcc's `In
+    /// function 'f':`, a file header), with its line number.
+    pub lead: Option<(u64, Vec<u8>)>,
+    /// The file named by that lead line (or an earlier one), for a
+    /// location that names none.
+    pub file: Option<String>,
 }
 
 impl OpenBlock {
     pub fn new(lineno: u64, line: &[u8], class: LineClass) -> OpenBlock {
         let line = line[..line.len().min(LINE_KEEP)].to_vec();
-        OpenBlock { lineno, class, line, lines: Vec::new(), linenos: Vec::new(), count: 0, chars: 0, seeking: None }
+        OpenBlock {
+            lineno,
+            class,
+            line,
+            lines: Vec::new(),
+            linenos: Vec::new(),
+            count: 0,
+            chars: 0,
+            seeking: None,
+            lead: None,
+            file: None,
+        }
     }
 
     /// Starts a new block in this one's buffers (a block per signal line
@@ -48,6 +65,8 @@ impl OpenBlock {
         self.count = 0;
         self.chars = 0;
         self.seeking = None;
+        self.lead = None;
+        self.file = None;
     }
 
     /// Offers the next line (number `lineno`); false when the block is
@@ -75,10 +94,15 @@ impl OpenBlock {
         let (take, more) = match rule.until {
             Until::None => (false, false),
             Until::Indent => (indented && !blank, true),
+            Until::Deeper => (!blank && depth(&plain) > depth(&strip_ansi(&self.line)), true),
             Until::Blank => (!blank, true),
             Until::Location => (true, !c.has_location(rule, line)),
             Until::Traceback if blank => (false, false),
             Until::Traceback => (true, indented),
+            // The next signal line closes the block (see `Scanner::visit`).
+            Until::Next => (true, true),
+            // Only lines of the same pattern continue it (`continues`).
+            Until::Same => (false, false),
         };
         if !take {
             return false;
@@ -98,6 +122,22 @@ impl OpenBlock {
         }
         self.push(lineno, line, chars);
         more && (self.count < rule.max_lines || self.seek(rule.until))
+    }
+
+    /// A signal line of the same pattern after a `same` block's signal
+    /// line: taken into the block while it has room (true), else it is a
+    /// signal line of its own.
+    pub fn continues(&mut self, c: &Classifier, lineno: u64, line: &[u8], class: &LineClass) -> bool {
+        let rule = c.block_rule(self.class.block);
+        if rule.until != Until::Same || class.block != self.class.block || self.count >= rule.max_lines {
+            return false;
+        }
+        let chars = count_chars(line) as usize;
+        if self.chars + chars > rule.max_chars {
+            return false;
+        }
+        self.push(lineno, line, chars);
+        true
     }
 
     /// The block is full: a `location` block keeps looking for its
@@ -132,6 +172,52 @@ impl OpenBlock {
     pub fn location(&self, c: &Classifier) -> Option<String> {
         let rule = c.block_rule(self.class.block);
         let texts = std::iter::once(&self.line[..]).chain(self.lines.split(|&b| b == b'\n'));
-        c.location(rule, texts)
+        c.location(rule, texts, self.file.as_deref())
+    }
+}
+
+/// How many blanks a line starts with.
+fn depth(line: &[u8]) -> usize {
+    line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::family::{spec, FamilyOptions};
+
+    /// A mocha-like family whose numbered line takes only deeper lines.
+    fn classifier() -> Classifier {
+        let toml = r#"
+name = "deep"
+detect = ['^  \d+ passing']
+[[signal]]
+severity = "error"
+pattern = '^  \d\) \S'
+block = { until = "deeper" }
+"#;
+        let f: spec::FamilySpec = toml::from_str(toml).unwrap();
+        Classifier::new(&[f], &FamilyOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn deeper_takes_only_lines_indented_more_than_the_signal_line() {
+        let c = classifier();
+        let line = b"  2) coupons";
+        let mut tally = c.tally();
+        let class = c.classify(1, line, &mut tally).expect("a signal line");
+        let mut b = OpenBlock::new(1, line, class);
+        assert!(b.take(&c, 2, b"       ignores a missing coupon:"));
+        assert!(b.take(&c, 3, b"     TypeError: Cannot read properties of undefined"));
+        // Back at the signal line's depth: a passing test's name.
+        assert!(!b.take(&c, 4, b"  \xe2\x9c\x94 subtracts an amount"));
+        assert_eq!(
+            b.lines(),
+            b"       ignores a missing coupon:\n     TypeError: Cannot read properties of undefined\n"
+        );
+        // A blank line ends it too.
+        let mut b = OpenBlock::new(1, line, class);
+        assert!(!b.take(&c, 2, b""));
+        assert!(b.lines().is_empty());
     }
 }

@@ -28,6 +28,9 @@ use crate::text::utf8::CharCounter;
 
 /// An open line is kept contiguous (so the regex sees it whole) up to here.
 const LINE_CAP: usize = 1 << 20;
+/// Bytes kept of the line before the one being looked at, for a family's
+/// lead line (a file header, gcc's `In function 'f':`).
+const PREV_KEEP: usize = 512;
 /// Bytes of context kept across a block boundary to search a line longer
 /// than `LINE_CAP`: a signal match longer than this inside such a line can
 /// be missed (documented).
@@ -130,6 +133,9 @@ pub struct Scanner {
     listing: SignalKeeper,
     /// The wrapped command, which may name the listing's tool.
     command: Option<String>,
+    /// With families, `signal` is the classifier's combined regex, taken
+    /// (and so compiled) only when a line needs it (see `signal`).
+    signal_taken: bool,
     finished: bool,
     /// No other scanner of this process has it (see `Scanned::serial`).
     serial: u64,
@@ -146,6 +152,31 @@ struct Families {
     /// The last closed block, whose buffers the next one reuses.
     spare: Option<OpenBlock>,
     first_error_location: Option<(u64, String)>,
+    /// Some family has lead lines: `prev` is kept.
+    leads: bool,
+    /// The line before the next one to be scanned (its first `PREV_KEEP`
+    /// bytes), when it lies outside the region being searched.
+    prev: Vec<u8>,
+    /// The latest lead line that named a file, per family (`family`, line
+    /// number, text, file): carried to the family's next signal lines.
+    carried: Option<(Option<usize>, u64, Vec<u8>, String)>,
+}
+
+/// Where the line before a visited line is: in the region being searched
+/// (the region and the visited line's start), or kept in `Families::prev`.
+#[derive(Clone, Copy)]
+struct Before<'r>(&'r [u8], usize);
+
+impl<'r> Before<'r> {
+    /// The line before, or None when it is the one kept aside.
+    fn in_region(self) -> Option<&'r [u8]> {
+        let Before(region, start) = self;
+        if start == 0 {
+            return None;
+        }
+        let from = memrchr(b'\n', &region[..start - 1]).map_or(0, |k| k + 1);
+        Some(strip_cr(&region[from..start - 1]))
+    }
 }
 
 /// The scanner's final figures and kept material, for the renderer.
@@ -217,6 +248,7 @@ impl Scanner {
             layouts: Layouts::new(),
             listing,
             command: None,
+            signal_taken: true,
             finished: false,
             serial: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -231,10 +263,20 @@ impl Scanner {
     /// the first `feed`.
     pub fn set_classifier(&mut self, classifier: Arc<Classifier>) {
         debug_assert_eq!(self.bytes, 0, "set_classifier after feed");
-        self.signal = classifier.prefilter_shared();
+        self.signal_taken = false;
         self.literal = classifier.literal_prefilter().map(|l| Arc::new(l.clone()));
         let tally = classifier.tally();
-        self.families = Some(Families { classifier, tally, block: None, spare: None, first_error_location: None });
+        let leads = classifier.has_leads();
+        self.families = Some(Families {
+            classifier,
+            tally,
+            block: None,
+            spare: None,
+            first_error_location: None,
+            leads,
+            prev: Vec::new(),
+            carried: None,
+        });
     }
 
     /// Turns the classification cache on (the default) or off (see
@@ -359,7 +401,7 @@ impl Scanner {
             let mut hay = std::mem::take(&mut o.overlap);
             let context = hay.len().min(4);
             hay.extend_from_slice(content);
-            o.matched = match_clear_of_end(&self.signal, &hay, context);
+            self.open.matched = match_clear_of_end(&self.signal(), &hay, context);
             push_last(&mut hay, &[], OVERLAP);
             self.open.overlap = hay;
         } else {
@@ -373,8 +415,9 @@ impl Scanner {
     /// two ends only.
     fn spill_open_over_cap(&mut self) {
         let piece = self.cfg.open_piece();
+        let re = self.signal();
         let o = &mut self.open;
-        o.matched = match_clear_of_end(&self.signal, &o.buf, 0);
+        o.matched = match_clear_of_end(&re, &o.buf, 0);
         o.over_cap = true;
         o.suffix.clear();
         push_last(&mut o.suffix, &o.buf, piece);
@@ -407,7 +450,12 @@ impl Scanner {
             LineBody::Whole(&o.buf)
         };
         let matched = if !o.over_cap {
-            self.signal.is_match(&o.buf)
+            match self.families.as_ref().filter(|_| self.literal.is_some()) {
+                // As for the lines of a region: the first pass names the
+                // candidates, the classifier decides.
+                Some(f) => f.classifier.line_candidate(&o.buf),
+                None => self.signal().is_match(&o.buf),
+            }
         } else if o.matched {
             true
         } else {
@@ -415,10 +463,14 @@ impl Scanner {
             let end =
                 if terminated && has_cr { &o.overlap[..o.overlap.len().saturating_sub(1)] } else { &o.overlap[..] };
             let context = end.len().min(4);
-            self.signal.find_at(end, context).is_some()
+            self.signal().find_at(end, context).is_some()
         };
         self.layouts.line(lineno, body);
-        self.visit(lineno, body, matched);
+        self.visit(lineno, body, matched, Before(&[], 0));
+        if let Some(fam) = self.families.as_mut().filter(|f| f.leads) {
+            fam.prev.clear();
+            fam.prev.extend_from_slice(&o.buf[..o.buf.len().min(PREV_KEEP)]);
+        }
         self.gap.line(body, o.bytes + terminated as u64 + (terminated && has_cr) as u64);
         if lineno == 1 && o.bytes as usize + 1 > self.head.len() {
             self.first_line = Some(StoredLine::new(1, body, self.cfg.piece()));
@@ -437,6 +489,11 @@ impl Scanner {
         let (_, count) = self.chars.feed_lines(region);
         self.layouts.region(region, first);
         self.search_region(region, first);
+        if let Some(fam) = self.families.as_mut().filter(|f| f.leads) {
+            let last = Before(region, region.len()).in_region().unwrap_or_default();
+            fam.prev.clear();
+            fam.prev.extend_from_slice(&last[..last.len().min(PREV_KEEP)]);
+        }
         self.gap.region(region);
         self.tail.push_region(region, first, count);
         self.newlines += count;
@@ -453,7 +510,7 @@ impl Scanner {
             self.search_candidates(region, first, &fp);
             return;
         }
-        let re = Arc::clone(&self.signal);
+        let re = self.signal();
         let mut pos = 0;
         let mut counted = 0;
         let mut lineno = first;
@@ -464,7 +521,7 @@ impl Scanner {
                 counted = pos;
                 let line = strip_cr(&region[pos..end]);
                 let matched = re.is_match(line);
-                self.visit(lineno, LineBody::Whole(line), matched);
+                self.visit(lineno, LineBody::Whole(line), matched, Before(region, pos));
                 pos = end + 1;
                 continue;
             }
@@ -481,7 +538,7 @@ impl Scanner {
             // A match that runs past the line's content (into its `\r\n`
             // or the next line) proves nothing: test the line alone.
             if m.end() <= line_start + line.len() || re.is_match(line) {
-                self.visit(lineno, LineBody::Whole(line), true);
+                self.visit(lineno, LineBody::Whole(line), true, Before(region, line_start));
             }
             pos = line_end + 1;
         }
@@ -546,11 +603,23 @@ impl Scanner {
             if matched || walking {
                 lineno += memchr_iter(b'\n', &region[counted..start]).count() as u64;
                 counted = start;
-                self.visit(lineno, LineBody::Whole(line), matched);
+                self.visit(lineno, LineBody::Whole(line), matched, Before(region, start));
             }
             pos = end + 1;
         }
         self.candidates = cands;
+    }
+
+    /// What lines are matched with: `cfg.signal`, or with families the
+    /// classifier's combined regex, compiled the first time it is needed.
+    fn signal(&mut self) -> Arc<Regex> {
+        if !self.signal_taken {
+            if let Some(f) = &self.families {
+                self.signal = f.classifier.prefilter_shared();
+            }
+            self.signal_taken = true;
+        }
+        Arc::clone(&self.signal)
     }
 
     fn block_open(&self) -> bool {
@@ -559,7 +628,7 @@ impl Scanner {
 
     /// One line that matched the signal regex (`matched`), or that follows
     /// a signal line while its block is open.
-    fn visit(&mut self, lineno: u64, body: LineBody, matched: bool) {
+    fn visit(&mut self, lineno: u64, body: LineBody, matched: bool, before: Before) {
         let Some(fam) = self.families.as_mut() else {
             if matched {
                 self.signals.offer(lineno, body);
@@ -574,6 +643,11 @@ impl Scanner {
             LineBody::Cut { prefix, .. } => prefix,
         };
         let class = if matched { fam.classifier.classify(lineno, head, &mut fam.tally) } else { None };
+        if let (Some(c), Some(b)) = (&class, fam.block.as_mut()) {
+            if b.continues(&fam.classifier, lineno, head, c) {
+                return;
+            }
+        }
         if let Some(mut class) = class {
             // A generic signal inside a family's block (jest's `TypeError:`
             // under `● test name`) keeps the family's rule, so its block
@@ -581,6 +655,9 @@ impl Scanner {
             if let Some(open) = fam.block.as_ref().filter(|b| b.class.specific && !class.specific) {
                 class.block = open.class.block;
             }
+            // A line before that is a signal line itself (its block still
+            // open, empty) is shown as one: not again as a lead.
+            let after_signal = fam.block.as_ref().is_some_and(|b| b.lineno + 1 == lineno);
             // The kind: the code the pattern captured, else the template.
             self.kind_code.clear();
             let kind_key = if class.kind {
@@ -602,13 +679,17 @@ impl Scanner {
             if class.severity == Severity::Error {
                 fam.tally.note_error(lineno);
             }
-            fam.block = Some(match fam.spare.take() {
+            let mut block = match fam.spare.take() {
                 Some(mut b) => {
                     b.reset(lineno, head, class);
                     b
                 }
                 None => OpenBlock::new(lineno, head, class),
-            });
+            };
+            if fam.leads {
+                fam.lead(&mut block, before, after_signal);
+            }
+            fam.block = Some(block);
             return;
         }
         let Some(b) = fam.block.as_mut() else { return };
@@ -631,8 +712,10 @@ impl Scanner {
         let Some(b) = fam.block.take() else { return };
         let classifier = Arc::clone(&fam.classifier);
         let error = b.class.severity == Severity::Error;
-        let location =
-            self.signals.attach_block(b.lineno, b.lines(), b.linenos(), b.class.block, || b.location(&classifier));
+        let lead = (b.lead.as_ref(), b.file.as_deref());
+        let location = self
+            .signals
+            .attach_block(b.lineno, b.lines(), b.linenos(), b.class.block, lead, || b.location(&classifier));
         // The first error's location is looked up with the hits that stay
         // kept (once per shape, see `SignalKeeper::attach_block`): looking
         // at every error block while none had a location took 13% of the
@@ -656,7 +739,32 @@ impl Scanner {
                 LineBody::Cut { prefix, .. } => prefix,
             };
             let texts = std::iter::once(head).chain(k.block.split(|&b| b == b'\n'));
-            k.location = classifier.location(classifier.block_rule(rule), texts);
+            k.location = classifier.location(classifier.block_rule(rule), texts, k.file.as_deref());
+        }
+    }
+}
+
+impl Families {
+    /// Gives `block` (a signal line just seen) the lead line before it, if
+    /// that line is one of its family's, and the file the family's latest
+    /// lead line named.
+    fn lead(&mut self, block: &mut OpenBlock, before: Before, after_signal: bool) {
+        let rule = self.classifier.block_rule(block.class.block);
+        let prev = before.in_region().unwrap_or(&self.prev);
+        // (Not even looked at after a signal line: in a linter's run of
+        // problem lines, matching every one cost a third of the scan.)
+        if let Some(lead) = (!after_signal).then(|| self.classifier.lead(rule, prev)).flatten() {
+            let at = (block.lineno - 1, prev.to_vec());
+            if let Some(file) = lead.file {
+                self.carried = Some((rule.family(), at.0, at.1.clone(), file));
+            }
+            block.lead = Some(at);
+        }
+        if let Some((_, n, text, file)) = self.carried.as_ref().filter(|c| c.0 == rule.family()) {
+            block.file = Some(file.clone());
+            // Every signal line under a file header shows it (the envelope
+            // prints it once, before the first of them it shows).
+            block.lead.get_or_insert_with(|| (*n, text.clone()));
         }
     }
 }

@@ -122,6 +122,10 @@ pub struct Kept {
     /// Set while `location` is not yet looked for: the block rule to look
     /// with (see `SignalKeeper::attach_block`).
     pub location_rule: Option<usize>,
+    /// The lead line that belongs to it (shown before it), with its number.
+    pub lead: Option<(u64, Vec<u8>)>,
+    /// The file a lead line named, for a location that names none.
+    pub file: Option<String>,
 }
 
 impl Kept {
@@ -134,6 +138,8 @@ impl Kept {
             block_linenos: Vec::new(),
             location: None,
             location_rule: None,
+            lead: None,
+            file: None,
         }
     }
 
@@ -145,6 +151,8 @@ impl Kept {
         self.block_linenos.clear();
         self.location = None;
         self.location_rule = None;
+        self.lead = None;
+        self.file = None;
     }
 
     /// The block's lines, with their line numbers.
@@ -546,6 +554,7 @@ impl SignalKeeper {
         block: &[u8],
         linenos: &[u64],
         rule: usize,
+        lead: (Option<&(u64, Vec<u8>)>, Option<&str>),
         location: impl FnOnce() -> Option<String>,
     ) -> Option<String> {
         let first_of_group =
@@ -563,6 +572,8 @@ impl SignalKeeper {
             k.block_linenos.extend_from_slice(linenos);
             k.location = location.clone();
             k.location_rule = (!lasting).then_some(rule);
+            k.lead = lead.0.cloned();
+            k.file = lead.1.filter(|_| !lasting).map(str::to_string);
         }
         location
     }

@@ -368,6 +368,278 @@ const CASES: &[Case] = &[
         facts: &[],
     },
     Case {
+        file: "pytest/subtests-failures",
+        family: Some("pytest"),
+        status: Some("failed"),
+        counts: &[("failed", 6), ("passed", 662), ("skipped", 1), ("warnings", 8)],
+        facts: &[
+            "SUBFAILED(n=5) tests/test_more.py::WindowedTests::test_basic",
+            "FAILED tests/test_more.py::ReplaceTests::test_window_size_large",
+            "6 failed, 662 passed, 1 skipped, 8 warnings, 2327 subtests passed",
+        ],
+    },
+    Case {
+        file: "pytest/subtests-passing",
+        family: Some("pytest"),
+        status: Some("passed"),
+        counts: &[("passed", 663), ("skipped", 1)],
+        facts: &[],
+    },
+    Case {
+        file: "pytest/two-runs",
+        family: Some("pytest"),
+        status: Some("passed"),
+        counts: &[("passed", 31)],
+        facts: &["31 passed, 503 deselected"],
+    },
+    Case {
+        file: "maven/reactor",
+        family: Some("maven"),
+        status: Some("passed"),
+        counts: &[("total", 6), ("failed", 0), ("errors", 0)],
+        facts: &["[INFO] BUILD SUCCESS"],
+    },
+    Case {
+        file: "go/test-panic",
+        family: Some("go"),
+        status: Some("failed"),
+        counts: &[("failed", 1)],
+        facts: &["--- FAIL: TestRegister", "panic: assignment to entry in nil map", "registry/registry.go:9"],
+    },
+    Case {
+        file: "gradle/multi-project",
+        family: Some("gradle"),
+        status: Some("failed"),
+        counts: &[("total", 5), ("failed", 2)],
+        facts: &["Execution failed for task ':app:test'.", "PricingTest.java:26", "PricingTest.java:15"],
+    },
+    Case {
+        file: "vite/build-failure",
+        family: Some("vite"),
+        status: Some("failed"),
+        counts: &[],
+        facts: &["Build failed in", "Could not resolve \"./nowhere.js\" from \"src/main.js\""],
+    },
+    Case {
+        file: "ruff/check",
+        family: Some("ruff"),
+        status: Some("failed"),
+        counts: &[("errors", 74)],
+        facts: &["F821 Undefined name `basestring`", "six.py:49:20", "Found 74 errors."],
+    },
+    Case {
+        file: "ruff/statistics",
+        family: Some("ruff"),
+        status: Some("failed"),
+        counts: &[("errors", 699)],
+        facts: &[],
+    },
+    Case { file: "ruff/clean", family: Some("ruff"), status: Some("passed"), counts: &[], facts: &[] },
+    Case {
+        file: "mypy/strict",
+        family: Some("mypy"),
+        status: Some("failed"),
+        counts: &[("errors", 337)],
+        facts: &["docopt.py:28: error: Function is missing a type annotation", "Found 337 errors in 2 files"],
+    },
+    Case { file: "mypy/clean", family: Some("mypy"), status: Some("passed"), counts: &[], facts: &[] },
+    Case {
+        file: "tap/node-test",
+        family: Some("tap"),
+        status: Some("failed"),
+        counts: &[("failed", 2), ("passed", 5), ("skipped", 1), ("total", 8)],
+        facts: &["not ok 3 - total rounds to cents", "not ok 2 - ignores a missing coupon", "test/cart.test.js:15:1"],
+    },
+    Case {
+        file: "tap/node-tap",
+        family: Some("tap"),
+        status: Some("failed"),
+        counts: &[("failed", 2), ("passed", 4), ("total", 6)],
+        facts: &["not ok 2 - rounds to cents", "test/cart.test.js:12:5"],
+    },
+    Case {
+        file: "tap/prove",
+        family: Some("tap"),
+        status: Some("failed"),
+        counts: &[("failed", 1), ("total", 8)],
+        facts: &["Failed test 'quantity is a number'", "at t/basic.t line 12."],
+    },
+    Case {
+        file: "mocha/failures",
+        family: Some("mocha"),
+        status: Some("failed"),
+        counts: &[("failed", 2), ("passed", 5), ("skipped", 1)],
+        facts: &[
+            "1) total rounds to cents:",
+            "test/cart.test.js:16:10",
+            "TypeError: Cannot read properties of undefined (reading 'code')",
+            "cart.js:7:14",
+        ],
+    },
+    Case { file: "mocha/passing", family: Some("mocha"), status: Some("passed"), counts: &[("passed", 1)], facts: &[] },
+    Case {
+        file: "rspec/failures",
+        family: Some("rspec"),
+        status: Some("failed"),
+        counts: &[("failed", 3), ("total", 22)],
+        facts: &[
+            "1) Cart#total rounds to cents",
+            "expected: 0.3",
+            "./spec/cart_spec.rb:34",
+            "2) Cart#discount ignores a missing code",
+            "NoMethodError:",
+            "rspec ./spec/cart_spec.rb:53 # Cart#discount counts names",
+        ],
+    },
+    Case {
+        file: "rspec/failures-documentation",
+        family: Some("rspec"),
+        status: Some("failed"),
+        counts: &[("failed", 3), ("total", 22)],
+        facts: &["rounds to cents (FAILED - 1)", "1) Cart#total rounds to cents", "./spec/cart_spec.rb:34"],
+    },
+    Case {
+        file: "testunit/failures",
+        family: Some("testunit"),
+        status: Some("failed"),
+        counts: &[("failed", 2), ("errors", 1), ("total", 7)],
+        facts: &[
+            "Error: test_discount_without_code(TestCart)",
+            "Failure: test_names_in_order(TestCart)",
+            "Failure: test_total_rounds_to_cents(TestCart)",
+            "test/test_cart.rb:20",
+        ],
+    },
+    Case {
+        file: "minitest/failures",
+        family: Some("minitest"),
+        status: Some("failed"),
+        counts: &[("failed", 2), ("errors", 1), ("skipped", 1), ("total", 7)],
+        facts: &["TestCart#test_names_in_order", "test_cart.rb:28]", "TestCart#test_discount_without_code"],
+    },
+    Case {
+        file: "ansible/failed-task",
+        family: Some("ansible"),
+        status: Some("failed"),
+        counts: &[("failed", 1), ("passed", 2)],
+        facts: &[
+            "fatal: [localhost]: FAILED!",
+            "[ERROR]: Task failed: Module failed: non-zero return code",
+            "play.yml:16:7",
+        ],
+    },
+    Case {
+        file: "pylint/messages",
+        family: Some("pylint"),
+        status: Some("failed"),
+        counts: &[("errors", 26), ("warnings", 238)],
+        facts: &["E1101: Instance of 'Pattern' has no 'flat' member (no-member)", "docopt.py:49:24"],
+    },
+    Case {
+        file: "flake8/statistics",
+        family: Some("flake8"),
+        status: Some("failed"),
+        counts: &[("errors", 48), ("warnings", 7)],
+        facts: &["./six.py:49:20: F821 undefined name 'basestring'"],
+    },
+    Case { file: "black/check", family: Some("black"), status: Some("failed"), counts: &[("failed", 2)], facts: &[] },
+    Case {
+        file: "black/check-diff",
+        family: Some("black"),
+        status: Some("failed"),
+        counts: &[("failed", 1)],
+        facts: &["would reformat"],
+    },
+    Case {
+        file: "shellcheck/gcc",
+        family: Some("shellcheck"),
+        status: Some("failed"),
+        counts: &[("errors", 26), ("warnings", 28)],
+        facts: &["zdiff:138:31: error: Shells disambiguate (( differently", "[SC1105]", "[SC2145]"],
+    },
+    Case {
+        file: "shellcheck/tty",
+        family: Some("shellcheck"),
+        status: Some("failed"),
+        counts: &[("errors", 26), ("warnings", 28)],
+        facts: &["SC1105 (error)", "SC2145 (error)"],
+    },
+    Case {
+        file: "yamllint/standard",
+        family: Some("yamllint"),
+        status: Some("failed"),
+        counts: &[("errors", 34), ("warnings", 15)],
+        facts: &["line too long (118 > 80 characters)  (line-length)", "./failure.yml"],
+    },
+    Case {
+        file: "yamllint/parsable",
+        family: Some("yamllint"),
+        status: Some("failed"),
+        counts: &[("errors", 34), ("warnings", 15)],
+        facts: &["./failure.yml:9:81: [error] line too long"],
+    },
+    Case {
+        file: "prettier/check",
+        family: Some("prettier"),
+        status: Some("failed"),
+        counts: &[("failed", 11), ("errors", 1)],
+        facts: &[
+            "[error] generators/cli/templates/cli.js: SyntaxError: Unexpected token (4:7)",
+            "const <%= pkgSafeName %> = require('./');",
+        ],
+    },
+    Case {
+        file: "eslint/problems-unix",
+        family: Some("eslint"),
+        status: Some("failed"),
+        counts: &[("errors", 5), ("warnings", 3), ("total", 8)],
+        facts: &["[Error/no-dupe-keys]", "[Error/no-undef]"],
+    },
+    Case {
+        file: "pip/resolution-impossible",
+        family: Some("pip"),
+        status: Some("failed"),
+        counts: &[],
+        facts: &[
+            "ERROR: Cannot install requests==2.31.0 and urllib3==1.20",
+            "requests 2.31.0 depends on urllib3<3 and >=1.21.1",
+            "ERROR: ResolutionImpossible",
+        ],
+    },
+    Case {
+        file: "npm/eresolve",
+        family: Some("npm"),
+        status: Some("failed"),
+        counts: &[],
+        facts: &[
+            "npm error code ERESOLVE",
+            "npm error Found: react@17.0.2",
+            "npm error peer react@\"^18.3.1\" from react-dom@18.3.1",
+        ],
+    },
+    Case {
+        file: "apt/simulate-install",
+        family: Some("apt"),
+        status: Some("passed"),
+        counts: &[],
+        facts: &["4 upgraded, 81 newly installed, 0 to remove and 134 not upgraded."],
+    },
+    Case {
+        file: "apt/unknown-package",
+        family: Some("apt"),
+        status: Some("failed"),
+        counts: &[("errors", 1)],
+        facts: &["E: Unable to locate package no-such-package-outbox"],
+    },
+    Case {
+        file: "strace/link-failure",
+        family: Some("strace"),
+        status: Some("failed"),
+        counts: &[],
+        facts: &["undefined reference to `counter_reset'", "collect2: error: ld returned 1 exit status"],
+    },
+    Case { file: "unknown/tree", family: None, status: None, counts: &[], facts: &[] },
+    Case {
         file: "java/exception",
         family: None,
         status: None,
@@ -561,6 +833,48 @@ const FAILURE_LINES: &[(&str, Severity)] = &[
     ("abrt: abrt.c:5: checked_div: Assertion `b != 0 && \"divisor must not be zero\"' failed.", Severity::Error),
     ("WARNING: A terminally deprecated method in java.lang.System has been called", Severity::Warning),
     ("\u{1b}[1m\u{1b}[91merror\u{1b}[0m\u{1b}[1m: length comparison to zero\u{1b}[0m", Severity::Error),
+    // Second wave (issues 26 and 31).
+    ("✗ Build failed in 82ms", Severity::Error),
+    ("Execution failed for task ':app:test'.", Severity::Error),
+    ("F821 Undefined name `basestring`", Severity::Error),
+    ("D208 [*] Docstring is over-indented", Severity::Warning),
+    ("docopt.py:28: error: Function is missing a type annotation  [no-untyped-def]", Severity::Error),
+    ("docopt.py:49:24: E1101: Instance of 'Pattern' has no 'flat' member (no-member)", Severity::Error),
+    ("docopt.py:32:0: C0115: Missing class docstring (missing-class-docstring)", Severity::Warning),
+    ("./six.py:49:20: F821 undefined name 'basestring'", Severity::Error),
+    ("./docopt.py:165:29: W605 invalid escape sequence '\\S'", Severity::Warning),
+    ("zdiff:138:31: error: Shells disambiguate (( differently or not at all. [SC1105]", Severity::Error),
+    ("gettext.sh:20:11: note: Use $(...) notation instead of legacy backticks `...`. [SC2006]", Severity::Warning),
+    (
+        "          ^-----------------------^ SC2006 (style): Use $(...) notation instead of legacy backticks `...`.",
+        Severity::Warning,
+    ),
+    ("  9:81      error    line too long (118 > 80 characters)  (line-length)", Severity::Error),
+    ("  1:1       warning  missing document start \"---\"  (document-start)", Severity::Warning),
+    ("[error] generators/cli/templates/cli.js: SyntaxError: Unexpected token (4:7)", Severity::Error),
+    ("[warn] generators/app/index.js", Severity::Warning),
+    ("not ok 3 - total rounds to cents", Severity::Error),
+    ("#   Failed test 'quantity is a number'", Severity::Error),
+    ("  1) total rounds to cents:", Severity::Error),
+    ("rspec ./spec/cart_spec.rb:33 # Cart#total rounds to cents", Severity::Error),
+    ("Failure: test_total_rounds_to_cents(TestCart)", Severity::Error),
+    ("  1) Failure:", Severity::Error),
+    (
+        "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"non-zero return code\", \"rc\": 1}",
+        Severity::Error,
+    ),
+    (
+        "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/",
+        Severity::Error,
+    ),
+    ("npm error code ERESOLVE", Severity::Error),
+    ("E: Unable to locate package no-such-package-outbox", Severity::Error),
+    ("+++ exited with 1 +++", Severity::Error),
+    ("SUBFAILED(n=5) tests/test_more.py::WindowedTests::test_basic - AssertionError...", Severity::Error),
+    // logcat threadtime (date, time, pid, tid, level, tag): written from
+    // Android's documented format, no producer of it runs here.
+    ("12-03 19:21:23.456  1234  5678 E ActivityManager: ANR in com.example.app", Severity::Error),
+    ("12-03 19:21:23.457  1234  1250 W PackageManager: Failure retrieving resources", Severity::Warning),
 ];
 
 /// Harmless lines copied from the captured outputs: none is a signal.
@@ -600,6 +914,19 @@ const HARMLESS_LINES: &[&str] = &[
     "Apply complete! Resources: 0 added, 0 changed, 0 destroyed.",
     "==================== 13 passed, 1 skipped in 0.01s =========================",
     "ok  \texample.com/fixture/strx\t0.002s",
+    // Second wave.
+    "[pid  8971] openat(AT_FDCWD, \"/usr/lib/gcc/x86_64-linux-gnu/12/error.so\", O_RDONLY|O_CLOEXEC) = -1 ENOENT (No such file or directory)",
+    "access(\"/etc/ld.so.preload\", R_OK)      = -1 ENOENT (No such file or directory)",
+    "[error]   2 | 'use strict';",
+    "[error] > 4 | const <%= pkgSafeName %> = require('./');",
+    "not ok 7 - retries the upload # TODO flaky network",
+    "localhost                  : ok=2    changed=1    unreachable=0    failed=0    skipped=0    rescued=0    ignored=0",
+    "0 upgraded, 0 newly installed, 1 reinstalled, 0 to remove and 138 not upgraded.",
+    "    adds 1 pens (error handling: 0 failed)",
+    "# 0 failed so far; see error-handling.md",
+    "All checks passed!",
+    "Success: no issues found in 1 source file",
+    "12-03 19:21:23.458  1234  5678 I ActivityManager: Start proc com.example.app (0 errors)",
 ];
 
 fn classifier() -> Classifier {
@@ -846,4 +1173,318 @@ mod props {
             prop_assert_eq!(whole.0, naive_hits(&data));
         }
     }
+}
+
+/// The family every captured output must be detected as, by the folder it
+/// is kept in (None: no family may be named; the folder holds outputs of
+/// tools no family knows, or generic ones). A folder missing here fails the
+/// test, so a new capture is always checked.
+const FOLDER_FAMILY: &[(&str, Option<&str>)] = &[
+    ("ansible", Some("ansible")),
+    ("apt", Some("apt")),
+    ("black", Some("black")),
+    ("cargo", Some("cargo")),
+    ("clang", Some("gcc")),
+    ("crash", None),
+    ("eslint", Some("eslint")),
+    ("flake8", Some("flake8")),
+    ("gcc", Some("gcc")),
+    ("go", Some("go")),
+    ("gradle", Some("gradle")),
+    ("java", None),
+    ("javac", Some("javac")),
+    ("jest", Some("jest")),
+    ("maven", Some("maven")),
+    ("minitest", Some("minitest")),
+    ("mocha", Some("mocha")),
+    ("mypy", Some("mypy")),
+    ("npm", Some("npm")),
+    ("pip", Some("pip")),
+    ("pnpm", Some("pnpm")),
+    ("prettier", Some("prettier")),
+    ("pylint", Some("pylint")),
+    ("pytest", Some("pytest")),
+    ("python", None),
+    ("rspec", Some("rspec")),
+    ("rubocop", Some("rubocop")),
+    ("ruff", Some("ruff")),
+    ("server", None),
+    ("shellcheck", Some("shellcheck")),
+    ("strace", Some("strace")),
+    ("tap", Some("tap")),
+    ("terraform", Some("terraform")),
+    ("testunit", Some("testunit")),
+    ("tsc", Some("tsc")),
+    ("unittest", Some("unittest")),
+    ("unknown", None),
+    ("vite", Some("vite")),
+    ("vitest", Some("vitest")),
+    ("yamllint", Some("yamllint")),
+];
+
+/// Cases whose detection differs from their folder's (a fixture with no
+/// output at all names no family).
+const CASE_FAMILY: &[(&str, Option<&str>)] = &[
+    ("eslint/clean", None),
+    // `cargo run -q`: only the program's own panic, no cargo line.
+    ("cargo/panic-backtrace", None),
+    // ruff's concise format is flake8's line for line (`file:l:c: F821
+    // ...`); its own lines (`[*]` fixes, `Found N errors.`) are too few
+    // for the margin.
+    ("ruff/concise", None),
+];
+
+/// Detection over a whole output, through the library's scanner (as a pipe
+/// with no command), with every family's score.
+fn detect_scores(data: &[u8]) -> (Option<String>, Vec<(String, u64)>) {
+    use outbox::stream::scan::{ScanConfig, Scanner};
+    static ENGINE: std::sync::OnceLock<std::sync::Arc<Classifier>> = std::sync::OnceLock::new();
+    let c = ENGINE.get_or_init(|| std::sync::Arc::new(classifier()));
+    let mut sc = Scanner::new(ScanConfig::default());
+    sc.set_classifier(std::sync::Arc::clone(c));
+    for chunk in data.chunks(64 << 10) {
+        sc.feed(chunk);
+    }
+    sc.finish();
+    let r = sc.result();
+    let tally = r.tally.expect("family knowledge is on");
+    let mut scores: Vec<(String, u64)> =
+        c.scores(tally, None).into_iter().filter(|s| s.1 > 0).map(|(i, s)| (c.family_name(i).to_string(), s)).collect();
+    scores.sort_by_key(|s| std::cmp::Reverse(s.1));
+    (c.detect(tally, None).map(|f| c.family_name(f).to_string()), scores)
+}
+
+/// Every captured output of every folder is detected as its own family, or
+/// as none where no family knows the tool: never as another family.
+#[test]
+fn no_captured_output_is_mislabelled() {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    let mut dirs: Vec<_> =
+        std::fs::read_dir(FIXTURES).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let folder = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(&(_, want)) = FOLDER_FAMILY.iter().find(|(f, _)| *f == folder) else {
+            bad.push(format!("{folder}: folder not in FOLDER_FAMILY"));
+            continue;
+        };
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "out"))
+            .collect();
+        files.sort();
+        for f in files {
+            let case = format!("{folder}/{}", f.file_stem().unwrap().to_string_lossy());
+            let want = CASE_FAMILY.iter().find(|(c, _)| *c == case).map_or(want, |(_, w)| *w);
+            let (got, scores) = detect_scores(&std::fs::read(&f).unwrap());
+            seen += 1;
+            if got.as_deref() != want {
+                bad.push(format!("{case}: detected {got:?}, want {want:?}; scores {scores:?}"));
+            }
+        }
+    }
+    assert!(seen >= 60, "only {seen} fixtures found");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The verdict of an output that holds several runs of a tool is the last
+/// run's (the earlier runs are counted, not added up).
+#[test]
+fn the_verdict_is_the_last_runs() {
+    // pytest failing, then passing after a fix, in one output.
+    let (text, h) = envelope(&["--envelope", "always"], &fixture("pytest/two-runs"));
+    let v = &h["verdict"];
+    assert_eq!(v["status"], "passed", "{v}");
+    assert_eq!(v["passed"], 31);
+    assert!(v.get("failed").is_none(), "the first run's failures are not the verdict's: {v}");
+    assert_eq!(v["runs"], 2);
+    assert_eq!(v["earlier_runs_failed"], 1);
+    assert!(text.contains("--- summary: PASSED (pytest): 31 passed; last of 2 runs, 1 earlier failed;"), "{text}");
+    // A maven reactor: its modules' test counts add up within a build; the
+    // last build succeeded.
+    let (_, h) = envelope(&["--envelope", "always"], &fixture("maven/reactor"));
+    assert_eq!(h["verdict"]["status"], "passed");
+    assert_eq!(h["verdict"]["total"], 6, "5 tests in core + 1 in web, of the last build");
+    assert_eq!(h["verdict"]["runs"], 2);
+    // The other way round: a passing session, then a failing one.
+    let mut input = fixture("pytest/passing");
+    input.extend_from_slice(&fixture("pytest/failures"));
+    let (_, h) = envelope(&["--envelope", "always"], &input);
+    let v = &h["verdict"];
+    assert_eq!(v["status"], "failed");
+    assert_eq!((v["failed"].as_u64(), v["passed"].as_u64()), (Some(2), Some(3)), "the last session's counts: {v}");
+    assert_eq!(v["earlier_runs_failed"], 0);
+}
+
+/// A Go test that panics: the first error's location is the user's frame,
+/// not the `testing` package's recover frame at the top of the stack.
+#[test]
+fn a_go_panic_locates_the_users_frame() {
+    let (_, h) = envelope(&["--envelope", "always"], &fixture("go/test-panic"));
+    let loc = h["first_error"]["location"].as_str().unwrap();
+    assert!(loc.ends_with("/registry/registry.go:9"), "{loc}");
+}
+
+/// ESLint's stylish format and yamllint's standard one name the file on a
+/// header line above its problems: the location carries it, and the header
+/// is shown before the first problem line shown under it.
+#[test]
+fn a_file_header_line_completes_the_location() {
+    let (text, h) = envelope(&["--envelope", "always"], &fixture("eslint/problems"));
+    assert_eq!(h["first_error"]["location"], "/tmp/outbox-fixtures/eslint/problems/src/config.js:4:3");
+    assert!(text.contains("first error /tmp/outbox-fixtures/eslint/problems/src/config.js:4:3 ---"), "{text}");
+    let (_, h) = envelope(&["--envelope", "always"], &fixture("yamllint/standard"));
+    assert_eq!(h["first_error"]["location"], "./failure.yml:9:81");
+    // Far from the head, the signal section shows the header line (once)
+    // before the problem lines under it.
+    let mut input = padded(&fixture("eslint/problems"), 3000);
+    // Lines that do not fold, so the tail cannot take the whole fixture.
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    for i in 0..300 {
+        input.extend_from_slice(format!("{} {} {}\n", words[i % 10], words[i / 10 % 10], words[i / 100]).as_bytes());
+    }
+    let (text, _) = envelope(&["--budget", "3000", "--tail", "2"], &input);
+    let header = "3002- /tmp/outbox-fixtures/eslint/problems/src/config.js\n3003:   4:3  error";
+    assert!(text.contains(header), "{text}");
+    assert_eq!(text.matches("- /tmp/outbox-fixtures/eslint/problems/src/server.js\n").count(), 1, "{text}");
+}
+
+/// gcc's `In function 'f':` line belongs to the diagnostic right after it.
+#[test]
+fn gcc_names_the_function_with_its_error() {
+    let input = padded(&fixture("gcc/make-errors"), 3000);
+    let (text, _) = envelope(&["--budget", "3000", "--tail", "2"], &input);
+    assert!(text.contains("3018- store.c: In function ‘total’:\n3019: store.c:11:24: error:"), "{text}");
+}
+
+/// strace -f of a failing link: the thousands of failed lookups are the
+/// traced programs' business; the link error is what is shown.
+#[test]
+fn a_failed_system_call_is_not_an_error() {
+    let (text, h) = envelope(&["--envelope", "always", "--budget", "4000"], &fixture("strace/link-failure"));
+    assert_eq!(h["family"], "strace");
+    let errors = h["signals"]["error"].as_u64().unwrap();
+    assert!(errors < 12, "ENOENT lines counted as errors: {errors}");
+    assert!(text.contains("undefined reference to `counter_reset'"), "{text}");
+    assert_eq!(h["verdict"]["status"], "failed", "the traced program exited with 1");
+}
+
+/// Two tools' outputs of about the same weight in one log: neither family
+/// has the margin, so none is named (and no verdict claimed).
+#[test]
+fn no_family_without_a_margin() {
+    let mut input = fixture("rubocop/offenses");
+    input.extend_from_slice(&fixture("flake8/statistics"));
+    input.extend_from_slice(&fixture("rubocop/offenses"));
+    input.extend_from_slice(&fixture("rubocop/offenses"));
+    input.extend_from_slice(&fixture("rubocop/offenses"));
+    let (got, scores) = detect_scores(&input);
+    let top: Vec<u64> = scores.iter().take(2).map(|s| s.1).collect();
+    assert!(top.len() == 2 && top[0] < 2 * top[1], "the case needs close scores: {scores:?}");
+    assert_eq!(got, None, "{scores:?}");
+    // Alone, each is named.
+    assert_eq!(detect_scores(&fixture("flake8/statistics")).0.as_deref(), Some("flake8"));
+}
+
+/// A suite with hundreds of passing examples named one by one (RSpec's
+/// documentation format) and three failures: at the default budget every
+/// failure's block (the expectation and its location) is shown, whatever
+/// room the passing names would take.
+#[test]
+fn failure_blocks_outrank_passing_examples() {
+    let input = fixture("rspec/many-examples");
+    assert!(chars(&input) > 14_000, "the case needs an envelope");
+    let (text, h) = envelope(&[], &input);
+    assert_eq!(h["verdict"]["failed"], 3);
+    for fact in [
+        "1) Cart rounding rounds to cents",
+        "got: 0.30000000000000004",
+        "spec/catalogue_spec.rb:27",
+        "2) Cart codes ignores a missing code",
+        "undefined method `upcase' for nil:NilClass",
+        "3) Cart codes keeps an unknown code",
+        "got: 10",
+        "rspec ./spec/catalogue_spec.rb:40 # Cart codes keeps an unknown code",
+    ] {
+        assert!(text.contains(fact), "missing {fact:?}:\n{text}");
+    }
+}
+
+/// mocha numbers a failing test twice: in the list of results, among the
+/// passing names, and above its details. The list's line is shown alone
+/// (the passing names after it are not part of any failure); the details
+/// keep their assertion, diff and location, and a failure inside a suite
+/// keeps its title and error (the lines deeper than `  2) suite`).
+#[test]
+fn a_mocha_failure_keeps_its_details_not_the_passing_names() {
+    let mut input = padded(&fixture("mocha/failures"), 3000);
+    // Lines that do not fold, so the tail cannot take the whole fixture.
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    for i in 0..300 {
+        input.extend_from_slice(format!("{} {} {}\n", words[i % 10], words[i / 10 % 10], words[i / 100]).as_bytes());
+    }
+    let (text, h) = envelope(&["--budget", "3000", "--tail", "2"], &input);
+    assert_eq!(h["family"], "mocha");
+    let signals = text.split("--- signal lines").nth(1).expect("a signal section");
+    let signals = signals.split("--- tail").next().unwrap();
+    for fact in [
+        "3006:   1) total rounds to cents\n3017:",
+        "3019:   1) total rounds to cents:",
+        "+ 0.30000000000000004",
+        "at Context.<anonymous> (test/cart.test.js:16:10)",
+        "3035:   2) coupons\n3036-        ignores a missing coupon:\n3037:      TypeError: Cannot read",
+        "at applyCoupon (cart.js:7:14)",
+    ] {
+        assert!(signals.contains(fact), "missing {fact:?}:\n{signals}");
+    }
+    assert!(!signals.contains('✔'), "a passing test's name in a failure's block:\n{signals}");
+}
+
+/// A line that is a signal line of its own is not shown again as the lead
+/// line of the signal line after it (RSpec's `  1) title` above its
+/// `Failure/Error:` is both, through mocha's numbered-title pattern).
+#[test]
+fn a_lead_line_that_is_a_signal_is_shown_once() {
+    let (text, _) = envelope(&[], &fixture("rspec/many-examples"));
+    assert!(text.contains("632:   1) Cart rounding rounds to cents\n633:      Failure/Error:"), "{text}");
+    assert!(!text.contains("632- "), "{text}");
+}
+
+/// Every kind of error a linter reports (its own code: pylint's `E1101`,
+/// flake8's and ruff's `F821`, ShellCheck's `SC1105` at level error,
+/// mypy's `[no-untyped-def]`), read from the captured output with the
+/// tool's format, has a line in the envelope at the default budget.
+#[test]
+fn every_error_kind_of_a_linter_is_visible_at_the_default_budget() {
+    let cases: &[(&str, &str)] = &[
+        ("pylint/messages", r"^\S+:\d+:\d+: ([EF]\d{4}): "),
+        ("flake8/statistics", r"^\S+:\d+:\d+: ([EF]\d+) "),
+        ("ruff/concise", r"^\S+:\d+:\d+: ([EF]\d+) "),
+        ("ruff/check", r"^([EF]\d+) "),
+        ("shellcheck/gcc", r": error: .*\[(SC\d+)\]$"),
+        ("mypy/strict", r": error: .*  \[([a-z-]+)\]$"),
+        ("yamllint/parsable", r": \[error\] .*\(([a-z-]+)\)$"),
+    ];
+    let mut bad = Vec::new();
+    for (case, pat) in cases {
+        let re = regex::Regex::new(pat).unwrap();
+        let input = fixture(case);
+        let kinds: std::collections::BTreeSet<String> =
+            String::from_utf8_lossy(&input).lines().filter_map(|l| re.captures(l).map(|c| c[1].to_string())).collect();
+        assert!(!kinds.is_empty(), "{case}: no error kind read");
+        // Short outputs would pass through whole: ask for the envelope.
+        let (text, _) = envelope(&["--envelope", "always"], &input);
+        let shown: std::collections::BTreeSet<String> = text
+            .lines()
+            .map(|l| l.split_once([':', '-']).filter(|(n, _)| n.bytes().all(|b| b.is_ascii_digit())).map_or(l, |x| x.1))
+            .filter_map(|l| re.captures(l.trim_start()).map(|c| c[1].to_string()))
+            .collect();
+        let missing: Vec<&String> = kinds.difference(&shown).collect();
+        if !missing.is_empty() {
+            bad.push(format!("{case}: {} of {} error kinds not shown: {missing:?}", missing.len(), kinds.len()));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -234,7 +234,10 @@ fn tool_logs_are_not_listings() {
             }
             let data = std::fs::read(&f).unwrap();
             let sc = scan_blocks(ScanConfig::default(), [&data[..]]);
-            assert_eq!(sc.result().layout, Layout::Log, "{}", f.display());
+            // `tree` is kept among the families' fixtures as a tool no
+            // family may claim; it is a path listing all the same.
+            let expected = if f.ends_with("unknown/tree.out") { Layout::Paths } else { Layout::Log };
+            assert_eq!(sc.result().layout, expected, "{}", f.display());
             checked += 1;
         }
     }
