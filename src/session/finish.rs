@@ -86,7 +86,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             }
             Body::Text => {
                 let text = envelope::render(&sc, &self.budgets(budget), &facts, &self.signal);
-                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout)
+                (print(self.envelope_to, text.as_bytes()), self.envelope_to)
             }
         };
         if to == self.raw_output() && facts.strategy == Strategy::Passthrough {
@@ -174,6 +174,12 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
     /// one). A history that cannot be written must not fail a run whose
     /// output is safe: it is said on stderr.
     fn observe_history(&self, sc: &Scanned, ingest: &Ingest, facts: &mut RunFacts) -> Option<history::Observation> {
+        // Runs are compared only where the series key names a command
+        // (wrap mode, the wrappers, the hook, `--label`): unlabelled pipes
+        // in one directory are unrelated commands, never one series.
+        if self.args.label.is_none() && facts.command.is_none() {
+            return None;
+        }
         let store = self.store.as_ref().ok()?;
         ingest.spill.temp.as_ref()?;
         let run = history::RunFigures {

@@ -52,6 +52,17 @@ pub fn name(sig: i32) -> String {
         libc::SIGPIPE => "SIGPIPE".into(),
         libc::SIGSEGV => "SIGSEGV".into(),
         libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGFPE => "SIGFPE".into(),
+        libc::SIGILL => "SIGILL".into(),
+        libc::SIGQUIT => "SIGQUIT".into(),
+        libc::SIGTRAP => "SIGTRAP".into(),
+        libc::SIGUSR1 => "SIGUSR1".into(),
+        libc::SIGUSR2 => "SIGUSR2".into(),
+        libc::SIGALRM => "SIGALRM".into(),
+        libc::SIGXCPU => "SIGXCPU".into(),
+        libc::SIGXFSZ => "SIGXFSZ".into(),
+        libc::SIGSYS => "SIGSYS".into(),
         n => format!("signal {n}"),
     }
 }

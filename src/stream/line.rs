@@ -47,10 +47,19 @@ impl StoredLine {
         s
     }
 
-    /// Overwrites this line, keeping at most `2 * piece` bytes.
+    /// Overwrites this line, keeping at most `2 * piece` bytes (a long
+    /// line redrawn in place: its final frames, see [`redrawn_ends`]).
     pub fn set(&mut self, lineno: u64, body: LineBody, piece: usize) {
         self.lineno = lineno;
         self.data.clear();
+        if let Some((prefix, suffix)) = redrawn_ends(body) {
+            let (bytes, chars) = match body {
+                LineBody::Whole(b) => (b.len() as u64, count_chars(b)),
+                LineBody::Cut { bytes, chars, .. } => (bytes, chars),
+            };
+            self.keep_cut(prefix, suffix, bytes, chars);
+            return;
+        }
         match body {
             LineBody::Whole(b) if b.len() <= 2 * piece => {
                 self.data.extend_from_slice(b);
@@ -109,6 +118,42 @@ impl StoredLine {
     }
 }
 
+/// A line redrawn in place is kept as its final frames once it is longer
+/// than this: `git clone` draws `Receiving objects` two thousand times in
+/// one physical line of 140 KB, of which a terminal (and the envelope)
+/// shows one frame. Kept whole, such a line outweighs every other line the
+/// tail could keep and is the first to go.
+pub const REDRAWN_LONG: usize = 4 << 10;
+/// Bytes kept of a long redrawn line's start (its first frames: how often
+/// it was redrawn is counted in what is kept, a lower bound) and at most
+/// of its end, from a carriage return (its last frames).
+const REDRAWN_START: usize = 512;
+const REDRAWN_END: usize = 2 << 10;
+
+/// A long line redrawn at its end (a `\r` followed by more text in its
+/// last `REDRAWN_END` bytes): its first bytes and its last frames, from a
+/// carriage return on, so the line settles (`text::redraw`) to what a
+/// terminal finally shows. None for any other line.
+pub fn redrawn_ends<'a>(body: LineBody<'a>) -> Option<(&'a [u8], &'a [u8])> {
+    let (prefix, suffix) = match body {
+        LineBody::Whole(b) if b.len() > REDRAWN_LONG => (b, b),
+        LineBody::Cut { prefix, suffix, .. } => (prefix, suffix),
+        LineBody::Whole(_) => return None,
+    };
+    let end = &suffix[suffix.len().saturating_sub(REDRAWN_END)..];
+    let cr = memchr::memchr(b'\r', end).filter(|&k| k + 1 < end.len())?;
+    let (start, _) = ends(prefix, prefix, REDRAWN_START);
+    Some((start, &end[cr..]))
+}
+
+/// Bytes a line of `content` keeps in memory with pieces of `piece` bytes.
+pub fn kept_bytes(content: &[u8], piece: usize) -> usize {
+    match redrawn_ends(LineBody::Whole(content)) {
+        Some((p, s)) => p.len() + s.len(),
+        None => content.len().min(2 * piece),
+    }
+}
+
 /// Bytes past a piece that `ends` (below) looks at to move a cut to a character
 /// boundary. A caller that keeps a long line's ends itself (the scanner's
 /// open line) keeps this many more than a piece at each end, so the cut
@@ -139,4 +184,44 @@ fn ends<'a>(prefix: &'a [u8], suffix: &'a [u8], piece: usize) -> (&'a [u8], &'a 
 
 fn is_continuation(b: u8) -> bool {
     (b as i8) < -64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_redrawn_line_keeps_its_final_frames() {
+        let frames: Vec<String> = (0..=2000).map(|i| format!("Receiving objects: {:3}% ({i}/2000)", i / 20)).collect();
+        let line = frames.join("\r");
+        let kept = StoredLine::new(7, LineBody::Whole(line.as_bytes()), 12_000);
+        assert!(kept.held() <= REDRAWN_START + REDRAWN_END, "{}", kept.held());
+        assert_eq!(kept.bytes(), line.len() as u64);
+        let LineBody::Cut { prefix, suffix, chars, .. } = kept.body() else { panic!("kept whole") };
+        assert!(prefix.starts_with(b"Receiving objects:   0% (0/2000)\r"));
+        assert!(suffix.starts_with(b"\r") && suffix.ends_with(b"100% (2000/2000)"));
+        assert_eq!(chars, line.len() as u64);
+        assert_eq!(kept_bytes(line.as_bytes(), 12_000), kept.held());
+        // Already cut to its ends by the scanner: the same.
+        let cut = LineBody::Cut {
+            prefix: &line.as_bytes()[..12_000],
+            suffix: &line.as_bytes()[line.len() - 12_000..],
+            bytes: line.len() as u64,
+            chars: line.len() as u64,
+        };
+        assert_eq!(StoredLine::new(7, cut, 12_000).body().bytes(), line.len() as u64);
+        assert!(StoredLine::new(7, cut, 12_000).held() <= REDRAWN_START + REDRAWN_END);
+    }
+
+    #[test]
+    fn other_lines_are_kept_as_before() {
+        let plain = "x".repeat(30_000);
+        assert_eq!(StoredLine::new(1, LineBody::Whole(plain.as_bytes()), 1000).held(), 2000);
+        let short = "50%\r100%";
+        assert!(matches!(StoredLine::new(1, LineBody::Whole(short.as_bytes()), 1000).body(), LineBody::Whole(_)));
+        // A carriage return only in the middle: not redrawn at its end.
+        let middle = format!("{}\r{}", "a".repeat(5000), "b".repeat(5000));
+        assert_eq!(redrawn_ends(LineBody::Whole(middle.as_bytes())), None);
+        assert_eq!(kept_bytes(middle.as_bytes(), 100), 200);
+    }
 }

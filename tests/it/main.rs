@@ -3,6 +3,7 @@
 mod util;
 
 mod check;
+mod claims;
 mod cli;
 mod envelope;
 mod families;
