@@ -965,13 +965,17 @@ struct GapCount {
 fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
     use crate::stream::gap::line_shape;
     let exact = sc.gap.is_exact();
-    let unseen = |example: &[u8]| sc.gap.unseen(example.len() + 1);
+    let missed = |example: &[u8]| sc.gap.missed(example.len() + 1);
     let mut counts: Vec<(u64, GapCount)> = sc
         .gap
         .entries()
         .iter()
         .map(|e| {
-            let error = e.error + e.sampling_error() + unseen(&e.example);
+            // An entry's own bound covers what it inherited; its samples'
+            // spread covers the sampled part, or, with none, one point's
+            // worth that all points may have missed.
+            let unsampled = if e.samples == 0 { missed(&e.example) } else { 0.0 };
+            let error = e.error + e.sampling_error() + unsampled;
             (e.shape, GapCount { count: e.count, error, exact, example: e.example.clone() })
         })
         .collect();
@@ -995,7 +999,10 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
         let sh = line_shape(line);
         match counts.iter_mut().find(|c| c.0 == sh) {
             Some(c) => c.1.count += 1.0,
-            None => counts.push((sh, GapCount { count: 1.0, error: unseen(line), exact, example: line.to_vec() })),
+            None => {
+                let error = sc.gap.dropped() + missed(line);
+                counts.push((sh, GapCount { count: 1.0, error, exact, example: line.to_vec() }))
+            }
         }
     }
     let prefix = |body: LineBody<'_>| match body {

@@ -97,22 +97,25 @@ impl GapInventory {
         !self.sampled && !self.evicted
     }
 
-    /// How many lines past the arena a shape may have beyond what the
-    /// table says, for a line of `len` bytes (its terminator included): a
-    /// shape may have been dropped from a full table with at most the
-    /// smallest count (Space-Saving's bound), and sampled points may all
-    /// have missed its lines (fewer than one expected point, one point
-    /// counting for `STRIDE / len` lines).
-    pub fn unseen(&self, len: usize) -> f64 {
-        let dropped = match self.evicted {
+    /// How many lines past the arena a shape without an entry may have:
+    /// one dropped from a full table had at most the smallest count kept
+    /// (Space-Saving's bound).
+    pub fn dropped(&self) -> f64 {
+        match self.evicted {
             true => self.table.iter().map(|e| e.count).fold(f64::INFINITY, f64::min),
             false => 0.0,
-        };
-        let missed = match self.sampled {
+        }
+    }
+
+    /// How many lines of `len` bytes (terminator included) past the exact
+    /// region a shape no sampled point fell on may still have: about one
+    /// point's worth (fewer than one point expected, one point counting for
+    /// `STRIDE / len` lines).
+    pub fn missed(&self, len: usize) -> f64 {
+        match self.sampled {
             true => STRIDE as f64 / len.max(1) as f64,
             false => 0.0,
-        };
-        dropped + missed
+        }
     }
 
     /// The summary's entries, in no order.
@@ -299,7 +302,7 @@ mod tests {
         feed(&mut inv, &data, &[]);
         let c = count(&inv, b"   Compiling crate1 v0.1.0").unwrap();
         assert!(c.exact() && inv.is_exact());
-        assert_eq!(inv.unseen(20), 0.0);
+        assert_eq!((inv.missed(20), inv.dropped()), (0.0, 0.0));
         // Ten lines end inside the arena: crate0 (27 bytes), the first
         // warning (17), crate1 to crate8 (27 each) make 260 bytes.
         assert_eq!(c.count, 991.0);
@@ -333,7 +336,7 @@ mod tests {
         let errors = count(&inv, b"2026-12-03 ERROR db timeout after 1 ms on a much longer line of text").unwrap();
         assert!(!compiling.exact() && compiling.error == 0.0 && !inv.is_exact());
         // A shape no point fell on may hold about one point's worth.
-        assert_eq!(inv.unseen(64), (STRIDE / 64) as f64);
+        assert_eq!(inv.missed(64), (STRIDE / 64) as f64);
         let (want_c, want_e) = ((i - i / 10) as f64, (i / 10) as f64);
         assert!((compiling.count / want_c - 1.0).abs() < 0.05, "{} vs {want_c}", compiling.count);
         assert!((errors.count / want_e - 1.0).abs() < 0.05, "{} vs {want_e}", errors.count);
@@ -376,7 +379,7 @@ mod tests {
         feed(&mut inv, data.as_bytes(), &[]);
         assert!(!inv.is_exact());
         let smallest = inv.entries().iter().map(|e| e.count).fold(f64::INFINITY, f64::min);
-        assert!(smallest >= 1.0 && inv.unseen(8) == smallest);
+        assert!(smallest >= 1.0 && inv.dropped() == smallest && inv.missed(8) == 0.0);
     }
 
     #[test]
