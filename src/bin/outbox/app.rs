@@ -25,6 +25,12 @@ pub fn main() -> ExitCode {
     if reads_settings(&cli) {
         config.warn(&cli);
     }
+    // The agent hook with a broken configuration answers nothing (the tool
+    // call runs as the agent wrote it) and exits 0: it never blocks, and it
+    // rewrites nothing on settings it cannot trust.
+    if matches!(cli.command, Some(Command::Hook(_))) && config.has_problems() {
+        return ExitCode::SUCCESS;
+    }
     if matches!(cli.command, Some(Command::Config)) {
         return print(&config.report(&cli));
     }
