@@ -341,35 +341,33 @@ fn minimal(info: &RunFacts) -> RunFacts {
 }
 
 /// The summary note (`summary: A; B; C`) within `cap` chars, losing its
-/// parts from the middle: its first part (the status, or the verdict) and,
-/// when the command is known, its last (how the command ended) are kept
-/// whatever `cap` says; the others stay in order while they fit. None for
-/// any other note.
+/// least telling parts: its first part (the status, or the verdict) and
+/// how the command ended (`exit status 3`, `killed by SIGSEGV`, `timed out
+/// after 2s`) are kept whatever `cap` says; the others stay, in order,
+/// while they fit. None for any other note.
 fn shorten_summary(note: &str, cap: usize) -> Option<String> {
     let body = note.strip_prefix("summary: ")?;
     if note.chars().count() <= cap {
         return Some(note.to_string());
     }
     let parts: Vec<&str> = body.split("; ").collect();
-    let ending = parts.len() > 1
-        && ["exit status ", "killed by ", "timed out"].iter().any(|p| parts[parts.len() - 1].starts_with(p));
-    let (first, rest) = (parts[0], &parts[1..parts.len() - usize::from(ending)]);
-    let last = ending.then(|| parts[parts.len() - 1]);
-    let mut kept = vec![first];
-    let len = |kept: &[&str]| {
-        "summary: ".len()
-            + kept.iter().map(|p| p.chars().count() + 2).sum::<usize>()
-            + last.map_or(0, |l| l.chars().count())
+    let ending = |p: &str| ["exit status ", "killed by ", "timed out"].iter().any(|e| p.starts_with(e));
+    let mut keep: Vec<bool> = parts.iter().enumerate().map(|(i, p)| i == 0 || ending(p)).collect();
+    let len = |keep: &[bool]| {
+        let kept = parts.iter().zip(keep).filter(|(_, k)| **k);
+        "summary: ".len() + kept.map(|(p, _)| p.chars().count() + 2).sum::<usize>() - 2
     };
-    for part in rest {
-        let mut more = kept.clone();
-        more.push(part);
-        if len(&more) > cap {
+    for i in 1..parts.len() {
+        if keep[i] {
+            continue;
+        }
+        keep[i] = true;
+        if len(&keep) > cap {
+            keep[i] = false;
             break;
         }
-        kept = more;
     }
-    kept.extend(last);
+    let kept: Vec<&str> = parts.iter().zip(&keep).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
     Some(format!("summary: {}", kept.join("; ")))
 }
 
@@ -1019,4 +1017,29 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
     let mut out: Vec<GapCount> = counts.into_iter().map(|c| c.1).collect();
     out.sort_by(|a, b| b.count.total_cmp(&a.count));
     out
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::shorten_summary;
+
+    #[test]
+    fn the_summary_keeps_its_status_and_ending() {
+        let note = "summary: FAILED (pytest): 1 failed, 3 passed; signals: 2 errors, 0 warnings; \
+first error test_x.py:3; exit status 1; same as 3 min ago";
+        assert_eq!(shorten_summary(note, 500).as_deref(), Some(note));
+        assert_eq!(
+            shorten_summary(note, 100).as_deref(),
+            Some("summary: FAILED (pytest): 1 failed, 3 passed; signals: 2 errors, 0 warnings; exit status 1")
+        );
+        assert_eq!(
+            shorten_summary(note, 0).as_deref(),
+            Some("summary: FAILED (pytest): 1 failed, 3 passed; exit status 1")
+        );
+        assert_eq!(
+            shorten_summary("summary: no error or warning lines", 0).as_deref(),
+            Some("summary: no error or warning lines")
+        );
+        assert_eq!(shorten_summary("interrupted", 0), None);
+    }
 }
