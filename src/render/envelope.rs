@@ -776,8 +776,8 @@ pub(super) fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(Stri
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
             (chars <= max).then_some((d.text, chars, ansi))
         }
-        LineBody::Cut { prefix, suffix, .. } => {
-            let d = cut_redraw(prefix, suffix, guard)?;
+        LineBody::Cut { prefix, suffix, elided_crs, .. } => {
+            let d = cut_redraw(prefix, suffix, elided_crs, guard)?;
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
             (chars <= max).then_some((d.text, chars, ansi))
         }
@@ -799,7 +799,9 @@ pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String
             let n = d.input_chars() as u64;
             (d.clone(), d, n)
         }
-        LineBody::Cut { prefix, suffix, .. } if let Some(d) = cut_redraw(prefix, suffix, guard) => {
+        LineBody::Cut { prefix, suffix, elided_crs, .. }
+            if let Some(d) = cut_redraw(prefix, suffix, elided_crs, guard) =>
+        {
             let n = d.input_chars() as u64;
             (d.clone(), d, n)
         }
@@ -835,12 +837,13 @@ fn shown_display(b: &[u8], guard: bool) -> Display {
 }
 
 /// A cut line whose kept end is redrawn: the frames in its kept end, as a
-/// terminal leaves them (the frames in the cut middle are not known, so
-/// the count is a lower bound).
-fn cut_redraw(prefix: &[u8], suffix: &[u8], guard: bool) -> Option<Display> {
+/// terminal leaves them (the frames in the cut middle are known only by
+/// the carriage returns counted there, if they were, so the count is a
+/// lower bound).
+fn cut_redraw(prefix: &[u8], suffix: &[u8], elided_crs: u64, guard: bool) -> Option<Display> {
     let k = memchr::memchr(b'\r', suffix)?;
     let s = redraw::settle(&suffix[k..])?;
-    let before = memchr::memchr_iter(b'\r', prefix).count() as u64;
+    let before = memchr::memchr_iter(b'\r', prefix).count() as u64 + elided_crs;
     Some(settled_display(&s.text, &redraw_note(s.redraws + before, "at least "), s.escapes, guard))
 }
 

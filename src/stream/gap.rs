@@ -346,8 +346,14 @@ mod tests {
     fn a_line_counts_once_whatever_its_length() {
         let mut inv = GapInventory::new(0);
         let len = 100 * STRIDE + 123;
-        inv.line(LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1 }, len);
-        inv.line(LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1 }, len);
+        inv.line(
+            LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1, elided_crs: 0 },
+            len,
+        );
+        inv.line(
+            LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1, elided_crs: 0 },
+            len,
+        );
         let c = count(&inv, b"xxxx").unwrap();
         assert!((c.count - 2.0).abs() < 0.05, "{}", c.count);
     }

@@ -17,6 +17,10 @@ pub enum LineBody<'a> {
         suffix: &'a [u8],
         bytes: u64,
         chars: u64,
+        /// Carriage returns in the part not kept, where they were counted
+        /// (a lower bound: the scanner does not count them), so a redrawn
+        /// line can say how often it was redrawn.
+        elided_crs: u64,
     },
 }
 
@@ -38,6 +42,7 @@ pub struct StoredLine {
     split: Option<usize>,
     bytes: u64,
     chars: Option<u64>,
+    elided_crs: u64,
 }
 
 impl StoredLine {
@@ -52,38 +57,39 @@ impl StoredLine {
     pub fn set(&mut self, lineno: u64, body: LineBody, piece: usize) {
         self.lineno = lineno;
         self.data.clear();
-        if let Some((prefix, suffix)) = redrawn_ends(body) {
-            let (bytes, chars) = match body {
-                LineBody::Whole(b) => (b.len() as u64, count_chars(b)),
-                LineBody::Cut { bytes, chars, .. } => (bytes, chars),
-            };
-            self.keep_cut(prefix, suffix, bytes, chars);
-            return;
-        }
-        match body {
-            LineBody::Whole(b) if b.len() <= 2 * piece => {
+        let (prefix, suffix, elided) = match body {
+            LineBody::Whole(b) => (b, b, 0),
+            LineBody::Cut { prefix, suffix, elided_crs, .. } => (prefix, suffix, elided_crs),
+        };
+        let (bytes, chars) = match body {
+            LineBody::Whole(b) if b.len() <= 2 * piece && redrawn_ends(body).is_none() => {
                 self.data.extend_from_slice(b);
                 self.split = None;
                 self.bytes = b.len() as u64;
                 self.chars = None;
+                self.elided_crs = 0;
+                return;
             }
-            LineBody::Whole(b) => {
-                let (p, s) = ends(b, b, piece);
-                self.keep_cut(p, s, b.len() as u64, count_chars(b));
-            }
-            LineBody::Cut { prefix, suffix, bytes, chars } => {
-                let (p, s) = ends(prefix, suffix, piece);
-                self.keep_cut(p, s, bytes, chars);
-            }
-        }
+            LineBody::Whole(b) => (b.len() as u64, count_chars(b)),
+            LineBody::Cut { bytes, chars, .. } => (bytes, chars),
+        };
+        let (p, s) = redrawn_ends(body).unwrap_or_else(|| ends(prefix, suffix, piece));
+        // What is dropped: the middle of a whole line, the inner parts of
+        // two ends kept before.
+        let dropped = match body {
+            LineBody::Whole(b) => crs(&b[p.len()..b.len() - s.len()]),
+            LineBody::Cut { .. } => crs(&prefix[p.len()..]) + crs(&suffix[..suffix.len() - s.len()]),
+        };
+        self.keep_cut(p, s, bytes, chars, elided + dropped);
     }
 
-    fn keep_cut(&mut self, prefix: &[u8], suffix: &[u8], bytes: u64, chars: u64) {
+    fn keep_cut(&mut self, prefix: &[u8], suffix: &[u8], bytes: u64, chars: u64, elided_crs: u64) {
         self.data.extend_from_slice(prefix);
         self.data.extend_from_slice(suffix);
         self.split = Some(prefix.len());
         self.bytes = bytes;
         self.chars = Some(chars);
+        self.elided_crs = elided_crs;
     }
 
     pub fn body(&self) -> LineBody<'_> {
@@ -94,6 +100,7 @@ impl StoredLine {
                 suffix: &self.data[k..],
                 bytes: self.bytes,
                 chars: self.chars.unwrap_or(0),
+                elided_crs: self.elided_crs,
             },
         }
     }
@@ -182,6 +189,11 @@ fn ends<'a>(prefix: &'a [u8], suffix: &'a [u8], piece: usize) -> (&'a [u8], &'a 
     (&prefix[..p], &suffix[s..])
 }
 
+/// Carriage returns in `b`.
+fn crs(b: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\r', b).count() as u64
+}
+
 fn is_continuation(b: u8) -> bool {
     (b as i8) < -64
 }
@@ -197,7 +209,11 @@ mod tests {
         let kept = StoredLine::new(7, LineBody::Whole(line.as_bytes()), 12_000);
         assert!(kept.held() <= REDRAWN_START + REDRAWN_END, "{}", kept.held());
         assert_eq!(kept.bytes(), line.len() as u64);
-        let LineBody::Cut { prefix, suffix, chars, .. } = kept.body() else { panic!("kept whole") };
+        let LineBody::Cut { prefix, suffix, chars, elided_crs, .. } = kept.body() else { panic!("kept whole") };
+        // Every carriage return is accounted for: in the kept ends or
+        // counted in the middle.
+        let kept_crs = prefix.iter().chain(suffix).filter(|&&b| b == b'\r').count() as u64;
+        assert_eq!(kept_crs + elided_crs, 2000);
         assert!(prefix.starts_with(b"Receiving objects:   0% (0/2000)\r"));
         assert!(suffix.starts_with(b"\r") && suffix.ends_with(b"100% (2000/2000)"));
         assert_eq!(chars, line.len() as u64);
@@ -208,6 +224,7 @@ mod tests {
             suffix: &line.as_bytes()[line.len() - 12_000..],
             bytes: line.len() as u64,
             chars: line.len() as u64,
+            elided_crs: 0,
         };
         assert_eq!(StoredLine::new(7, cut, 12_000).body().bytes(), line.len() as u64);
         assert!(StoredLine::new(7, cut, 12_000).held() <= REDRAWN_START + REDRAWN_END);

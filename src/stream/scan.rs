@@ -336,7 +336,7 @@ impl Scanner {
             }
         }
         let body = if o.over_cap {
-            LineBody::Cut { prefix: &o.buf, suffix: &o.suffix, bytes: o.bytes, chars: o.chars }
+            LineBody::Cut { prefix: &o.buf, suffix: &o.suffix, bytes: o.bytes, chars: o.chars, elided_crs: 0 }
         } else {
             LineBody::Whole(&o.buf)
         };

@@ -194,6 +194,10 @@ fn a_progress_line_redrawn_two_thousand_times_shows_its_final_frame() {
         let receiving = "Receiving objects: 100% (200000/200000), 50.00 MiB | 10.00 MiB/s, done. [redrawn at least";
         assert!(tail.iter().any(|l| l.starts_with(receiving)), "{text}");
         assert!(tail.iter().any(|l| l.starts_with("Resolving deltas: 100% (500/500), done. [redrawn")), "{text}");
+        // The frames dropped from the middle of what is kept are counted:
+        // every redraw is told, not only those in the kept ends.
+        assert!(text.contains(" done. [redrawn at least 2000 times]\n"), "{text}");
+        assert!(text.contains(" done. [redrawn at least 500 times]\n"), "{text}");
         assert_eq!(tail.last(), Some(&"Updating files: 100% (70000/70000), done."));
         assert!(!text.contains("not shown"), "{text}");
         assert_eq!(h["tail_lines_dropped"], 0, "{text}");
