@@ -204,6 +204,24 @@ fn a_progress_line_redrawn_two_thousand_times_shows_its_final_frame() {
     }
 }
 
+/// A redrawn line over the scanner's 1 MiB line cap, read block by block:
+/// its final frame is shown and the redraws in its dropped middle are
+/// still counted.
+#[test]
+fn a_progress_line_over_the_line_cap_counts_every_redraw() {
+    let frames: Vec<String> =
+        (0..=40_000).map(|i| format!("Downloading layer: {:6}/40000 chunks, {:8} bytes", i, i * 4096)).collect();
+    let mut data = String::from("Pulling image...\n");
+    data.push_str(&frames.join("\r"));
+    data.push_str(", done.\nDigest: sha256 ok\n");
+    assert!(data.len() > 2 << 20);
+    let (text, h) = envelope(&[], data.as_bytes());
+    let tail = section(&text, "--- tail ");
+    let last = "Downloading layer:  40000/40000 chunks, 163840000 bytes, done. [redrawn at least 40000 times]";
+    assert!(tail.contains(&last), "{text}");
+    assert_eq!(h["tail_lines_dropped"], 0, "{text}");
+}
+
 /// At the smallest budget the header drops optional fields instead of
 /// printing them empty, and the summary keeps at least the status.
 #[test]
