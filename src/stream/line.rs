@@ -78,7 +78,10 @@ impl StoredLine {
         // two ends kept before.
         let dropped = match body {
             LineBody::Whole(b) => crs(&b[p.len()..b.len() - s.len()]),
-            LineBody::Cut { .. } => crs(&prefix[p.len()..]) + crs(&suffix[..suffix.len() - s.len()]),
+            LineBody::Cut { .. } => {
+                let from = ends_overlap(prefix.len(), suffix.len(), bytes).min(suffix.len() - s.len());
+                crs(&prefix[p.len()..]) + crs(&suffix[from..suffix.len() - s.len()])
+            }
         };
         self.keep_cut(p, s, bytes, chars, elided + dropped);
     }
@@ -189,6 +192,14 @@ fn ends<'a>(prefix: &'a [u8], suffix: &'a [u8], piece: usize) -> (&'a [u8], &'a 
     (&prefix[..p], &suffix[s..])
 }
 
+/// How many of a cut line's first suffix bytes repeat the end of its
+/// prefix (the two ends of a line not much longer than the scanner's cap
+/// overlap), so that what both hold is counted once.
+pub(crate) fn ends_overlap(prefix: usize, suffix: usize, bytes: u64) -> usize {
+    let suffix_start = bytes.saturating_sub(suffix as u64);
+    (prefix as u64).saturating_sub(suffix_start).min(suffix as u64) as usize
+}
+
 /// Carriage returns in `b`.
 fn crs(b: &[u8]) -> u64 {
     memchr::memchr_iter(b'\r', b).count() as u64
@@ -228,6 +239,14 @@ mod tests {
         };
         assert_eq!(StoredLine::new(7, cut, 12_000).body().bytes(), line.len() as u64);
         assert!(StoredLine::new(7, cut, 12_000).held() <= REDRAWN_START + REDRAWN_END);
+    }
+
+    #[test]
+    fn overlapping_ends_count_their_common_bytes_once() {
+        // A 10-byte line kept as its first 6 and last 6 bytes: 2 in common.
+        assert_eq!(ends_overlap(6, 6, 10), 2);
+        assert_eq!(ends_overlap(4, 4, 10), 0);
+        assert_eq!(ends_overlap(12, 6, 10), 6);
     }
 
     #[test]

@@ -342,8 +342,8 @@ impl Scanner {
             }
         }
         let body = if o.over_cap {
-            // Ends that overlap count some twice: still a lower bound.
-            let kept = memchr_iter(b'\r', &o.buf).count() + memchr_iter(b'\r', &o.suffix).count();
+            let from = crate::stream::line::ends_overlap(o.buf.len(), o.suffix.len(), o.bytes);
+            let kept = memchr_iter(b'\r', &o.buf).count() + memchr_iter(b'\r', &o.suffix[from..]).count();
             let elided_crs = o.crs.saturating_sub(kept as u64);
             LineBody::Cut { prefix: &o.buf, suffix: &o.suffix, bytes: o.bytes, chars: o.chars, elided_crs }
         } else {
