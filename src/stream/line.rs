@@ -17,9 +17,9 @@ pub enum LineBody<'a> {
         suffix: &'a [u8],
         bytes: u64,
         chars: u64,
-        /// Carriage returns in the part not kept, where they were counted
-        /// (a lower bound: the scanner does not count them), so a redrawn
-        /// line can say how often it was redrawn.
+        /// Carriage returns in the part not kept (counted by the scanner
+        /// as the line streamed past, and by `StoredLine` when it drops
+        /// more), so a redrawn line can say how often it was redrawn.
         elided_crs: u64,
     },
 }
