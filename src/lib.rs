@@ -33,6 +33,10 @@
 //! Each folder imports only from the folders listed before it (a test,
 //! `tests/it/layers.rs`, fails on an import that goes up):
 //!
+//! 0. [`sys`]: the platform layer: the fast paths each platform has
+//!    (`O_DIRECT`, write-behind, FICLONE on Linux; `F_NOCACHE`,
+//!    `clonefile` on macOS; plain reads and writes elsewhere, or with the
+//!    `portable` feature) and the few calls no crate covers.
 //! 1. [`text`]: UTF-8 counting, sanitising for display (the one list of
 //!    characters unsafe to print), shortening (the one cut marker), sizes,
 //!    messages to stderr (`say!`).
@@ -70,4 +74,5 @@ pub mod render;
 pub mod session;
 pub mod store;
 pub mod stream;
+pub mod sys;
 pub mod text;

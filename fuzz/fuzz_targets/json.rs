@@ -71,7 +71,7 @@ fuzz_target!(|c: Case| {
         budget,
         samples: c.samples as usize % 20,
     };
-    match col.fold(&ctx) {
+    match col.fold(&ctx, None) {
         Ok(out) => {
             let n = out.chars().count();
             assert!(n <= budget, "fold over budget: {n} > {budget}");

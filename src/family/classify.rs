@@ -344,6 +344,31 @@ impl Classifier {
         })
     }
 
+    fn build_set(&self) -> Result<meta::Regex, String> {
+        meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .nfa_size_limit(Some(64 << 20))
+                    .hybrid_cache_capacity(64 << 20)
+                    .match_kind(MatchKind::All)
+                    .utf8_empty(false)
+                    .which_captures(WhichCaptures::None),
+            )
+            .syntax(syntax::Config::new().utf8(false))
+            .build_many(&self.set_sources)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Builds now what the first candidate line would build, so that a
+    /// size limit is met here (where a family file can be dropped) rather
+    /// than in the middle of a run. Used when user families are loaded.
+    pub fn build_now(&self) -> Result<(), String> {
+        if self.set.get().is_none() {
+            let _ = self.set.set(self.build_set()?);
+        }
+        Ok(())
+    }
+
     /// The combined regex: a line that does not match it is nothing.
     pub fn prefilter(&self) -> &Regex {
         &self.prefilter
@@ -390,20 +415,7 @@ impl Classifier {
         // `\x1b[` branch and are classified without them.
         let plain = strip_ansi(line);
         let line = &plain[..];
-        let set = self.set.get_or_init(|| {
-            meta::Builder::new()
-                .configure(
-                    meta::Config::new()
-                        .nfa_size_limit(Some(64 << 20))
-                        .hybrid_cache_capacity(64 << 20)
-                        .match_kind(MatchKind::All)
-                        .utf8_empty(false)
-                        .which_captures(WhichCaptures::None),
-                )
-                .syntax(syntax::Config::new().utf8(false))
-                .build_many(&self.set_sources)
-                .expect("every pattern compiled in the prefilter")
-        });
+        let set = self.set.get_or_init(|| self.build_set().expect("every pattern compiled in the prefilter"));
         let Scratch { matched, ids, success, signals } = &mut tally.scratch;
         matched.clear();
         set.which_overlapping_matches(&Input::new(line), matched);
@@ -430,7 +442,7 @@ impl Classifier {
             }
             match p.role {
                 Role::Signal(..) => signals.push(i),
-                Role::Success => success.extend(p.re().find_iter(line).map(|m| (m.start(), m.end()))),
+                Role::Success => success.extend(p.re().find_iter(line).map(|m| (p.family, m.start(), m.end()))),
                 Role::Verdict(k) => {
                     if let (Some(f), Some(caps)) = (p.family, p.re().captures(line)) {
                         tally.verdicts[f].add(&self.families[f].verdicts[k], &caps, lineno);
@@ -443,11 +455,15 @@ impl Classifier {
         for &i in signals.iter() {
             let p = &self.pats[i];
             let Role::Signal(sev, block) = p.role else { continue };
-            // A success span (`0 failed`) cancels the signal matches that
-            // overlap it.
+            // A success span (`0 failed`) cancels the signal matches of its
+            // own family that overlap it: one family's file (a user's
+            // `success = [".*"]`) never silences another's errors.
             // (Without success spans the set's match is the answer.)
-            let real = success.is_empty()
-                || p.re().find_iter(line).any(|m| !success.iter().any(|&(s, e)| s < m.end() && m.start() < e));
+            let own = |&&(f, _, _): &&(Option<usize>, usize, usize)| f == p.family;
+            let real = !success.iter().any(|s| own(&s))
+                || p.re()
+                    .find_iter(line)
+                    .any(|m| !success.iter().filter(own).any(|&(_, s, e)| s < m.end() && m.start() < e));
             if !real {
                 continue;
             }
@@ -683,7 +699,8 @@ struct Scratch {
     matched: PatternSet,
     /// The matched patterns' indices, last first.
     ids: Vec<usize>,
-    success: Vec<(usize, usize)>,
+    /// Success spans: (family, start, end).
+    success: Vec<(Option<usize>, usize, usize)>,
     signals: Vec<usize>,
 }
 

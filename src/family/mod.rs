@@ -52,7 +52,7 @@ impl FamilyChoice {
 }
 
 /// Family and signal options of one run, resolved from the command line.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FamilyOptions {
     pub choice: FamilyChoice,
     /// `--signal-add REGEX` (repeatable): extra patterns of severity error.

@@ -1,10 +1,16 @@
 //! The family file format (TOML) and where family files come from: the
 //! shipped ones, embedded at build time, then the user's
 //! (`$XDG_CONFIG_HOME/outbox/families/*.toml`, else
-//! `~/.config/outbox/families`), which add families or replace a shipped
-//! one of the same name. A user file that does not parse or whose patterns
-//! do not compile is reported once on stderr and ignored: a typo in a
-//! personal file must never stop a build log from being kept.
+//! `~/.config/outbox/families`; a relative `XDG_CONFIG_HOME` is ignored, as
+//! the XDG spec says), which add families or replace a shipped one of the
+//! same name. A replacement is said once on stderr (unless the file says
+//! `replaces = "NAME"`, which makes it deliberate) and always in `outbox
+//! config`. A user file that does not parse, whose patterns do not compile,
+//! or that is not a regular file (a FIFO would block every run; it is
+//! opened without blocking and refused) is reported once on stderr and
+//! ignored: a typo in a personal file must never stop a build log from
+//! being kept. So is a file that loads alone but makes the families too
+//! large together (`session::family` drops it and names it).
 //!
 //! ```toml
 //! name = "pytest"
@@ -36,6 +42,13 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct FamilySpec {
     pub name: String,
+    /// In a user file: the shipped family it replaces on purpose (it must
+    /// be `name`); a replacement without it is said on stderr.
+    #[serde(default)]
+    pub replaces: Option<String>,
+    /// The user file it came from; None for a shipped family.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
     #[serde(default)]
     pub description: String,
     /// Applies whatever family is detected (log levels, crashes); never
@@ -140,6 +153,9 @@ fn parse_checked(text: &str, check: bool) -> Result<FamilySpec, String> {
     if spec.name.is_empty() || spec.name == "none" || spec.name == "auto" {
         return Err(format!("'{}' cannot be a family name", spec.name));
     }
+    if spec.replaces.as_ref().is_some_and(|r| *r != spec.name) {
+        return Err(format!("replaces = {:?} must be the file's own name ({:?})", spec.replaces, spec.name));
+    }
     for p in spec.patterns().filter(|_| check) {
         super::classify::compile_one(p).map_err(|e| format!("pattern {p:?}: {e}"))?;
     }
@@ -167,52 +183,104 @@ pub fn embedded() -> Vec<FamilySpec> {
     EMBEDDED.iter().map(|(n, t)| parse_checked(t, false).unwrap_or_else(|e| panic!("families/{n}.toml: {e}"))).collect()
 }
 
-/// The user's family directory, if any.
+/// The user's family directory, if any: `$XDG_CONFIG_HOME/outbox/families`
+/// when that is an absolute path (a relative one is ignored: it would load
+/// families from whatever directory a command runs in), else
+/// `~/.config/outbox/families`.
 pub fn user_dir() -> Option<PathBuf> {
-    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| Path::new(v).is_absolute()) {
         Some(x) => PathBuf::from(x),
         None => PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?).join(".config"),
     };
     Some(base.join("outbox").join("families"))
 }
 
+/// A family file is a few KiB; a larger one is not read.
+pub const USER_FILE_MAX: u64 = 1 << 20;
+
+/// What loading the families found.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// Shipped families with the user's merged in.
+    pub specs: Vec<FamilySpec>,
+    /// User files ignored, one message each (names the file and why).
+    pub problems: Vec<String>,
+    /// User files that replace a shipped family: (file, family, deliberate).
+    pub overrides: Vec<(PathBuf, String, bool)>,
+}
+
+impl Loaded {
+    /// The messages for stderr: problems, and replacements not marked
+    /// deliberate.
+    pub fn messages(&self) -> Vec<String> {
+        let replaced = self.overrides.iter().filter(|o| !o.2).map(|(p, name, _)| {
+            format!(
+                "the family file {} replaces the shipped family '{name}' (add replaces = \"{name}\" to it to say that \
+                 is meant)",
+                shown(p)
+            )
+        });
+        self.problems.iter().cloned().chain(replaced).collect()
+    }
+}
+
 /// Shipped families with the user's files in `dir` merged in; each problem
-/// with a user file is returned as a message and that file is ignored.
-pub fn load_from(dir: Option<&Path>) -> (Vec<FamilySpec>, Vec<String>) {
-    let mut all = embedded();
-    let mut problems = Vec::new();
-    let Some(dir) = dir else { return (all, problems) };
-    let Ok(rd) = std::fs::read_dir(dir) else { return (all, problems) };
+/// with a user file is a message and that file is ignored.
+pub fn load_from(dir: Option<&Path>) -> Loaded {
+    let mut out = Loaded { specs: embedded(), ..Loaded::default() };
+    let Some(dir) = dir else { return out };
+    let Ok(rd) = std::fs::read_dir(dir) else { return out };
     let mut paths: Vec<PathBuf> =
         rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
     paths.sort();
+    let how = crate::text::file::Untrusted { cap: USER_FILE_MAX, follow: true };
     for p in paths {
-        let parsed = std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|t| parse(&t));
+        let parsed =
+            crate::text::file::read_to_string(None, &p, how).map_err(|e| e.to_string()).and_then(|t| parse(&t));
         match parsed {
-            Ok(spec) => match all.iter_mut().find(|f| f.name == spec.name) {
-                Some(slot) => *slot = spec,
-                None => {
-                    // A user family goes before the generic ones, so it wins
-                    // ties against nothing shipped but keeps generic last.
-                    let at = all.iter().position(|f| f.generic).unwrap_or(all.len());
-                    all.insert(at, spec);
+            Ok(mut spec) => {
+                spec.source = Some(p.clone());
+                match out.specs.iter_mut().find(|f| f.name == spec.name) {
+                    Some(slot) => {
+                        if slot.source.is_none() {
+                            out.overrides.push((p, spec.name.clone(), spec.replaces.is_some()));
+                        }
+                        *slot = spec;
+                    }
+                    None => {
+                        // A user family goes before the generic ones, so it
+                        // wins ties against nothing shipped but keeps
+                        // generic last.
+                        let at = out.specs.iter().position(|f| f.generic).unwrap_or(out.specs.len());
+                        out.specs.insert(at, spec);
+                    }
                 }
-            },
-            Err(e) => problems.push(format!("ignoring the family file {}: {e}", p.display())),
+            }
+            Err(e) => out.problems.push(format!("ignoring the family file {}: {}", shown(&p), shown_text(&e))),
         }
     }
-    (all, problems)
+    out
 }
 
 /// Every family this process uses, loaded once; problems with user files
-/// are reported on stderr once.
+/// and unannounced replacements are reported on stderr once.
 pub fn load_all() -> &'static [FamilySpec] {
     static ALL: OnceLock<Vec<FamilySpec>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let (all, problems) = load_from(user_dir().as_deref());
-        for p in problems {
-            crate::text::stderr::say(format_args!("{p}"));
+        let loaded = load_from(user_dir().as_deref());
+        for m in loaded.messages() {
+            crate::text::stderr::say(format_args!("{m}"));
         }
-        all
+        loaded.specs
     })
+}
+
+/// A path in a message, escaped.
+pub fn shown(p: &Path) -> String {
+    shown_text(&p.to_string_lossy())
+}
+
+/// Untrusted text in a message (a TOML error quotes the file), escaped.
+fn shown_text(s: &str) -> String {
+    crate::text::sanitize::display_str(s).text
 }

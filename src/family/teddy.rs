@@ -32,6 +32,8 @@ fn fold(b: u8) -> u8 {
 /// The first pass, ready to search: fingerprints anywhere, and line
 /// starts (see `literals::LineStarts`).
 #[derive(Clone)]
+// The SIMD tables are read by the x86-64 paths only.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct Search {
     /// Folded fingerprints (1 to `WIDTH` bytes).
     fps: Vec<Vec<u8>>,
@@ -60,6 +62,7 @@ pub struct Search {
 
 /// The widest search this CPU runs, chosen once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 enum Simd {
     None,
     Avx2,
@@ -158,6 +161,7 @@ impl Search {
         if self.line_start_at(hay, at) {
             return Some(at);
         }
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut at = at;
         #[cfg(target_arch = "x86_64")]
         {
@@ -470,6 +474,7 @@ mod tests {
 
     /// Every search path this CPU can run.
     fn paths() -> Vec<Simd> {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut v = vec![Simd::None];
         #[cfg(target_arch = "x86_64")]
         {

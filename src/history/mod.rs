@@ -4,15 +4,18 @@
 //! against a boundary, a harness's cut-off ([`trend`], with robust
 //! [`stats`]). [`project`] finds the project and its revision.
 
+pub mod dir;
 pub mod project;
 pub mod report;
 pub mod series;
 pub mod stats;
 pub mod trend;
+pub mod usage;
 
 use std::io;
-use std::path::Path;
 
+use crate::store::Store;
+use dir::HistoryDir;
 use series::{Record, Series, SeriesKey, Unit};
 use trend::{Change, Trend};
 
@@ -27,11 +30,25 @@ pub struct Observation {
 
 /// Reads the series, compares the new run with its last record, appends
 /// the record and analyses the series against `boundary` characters.
-pub fn observe(store: &Path, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
-    let series = Series::open(store, key);
-    let mut records = series.records()?;
+pub fn observe(store: &Store, key: SeriesKey, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
+    let dir = open_dir(store)?;
+    let series = Series::new(key);
+    let observation = look(&dir, &series, record, boundary, unit)?;
+    series.append(&dir, record)?;
+    Ok(observation)
+}
+
+/// The store's history folder, made if missing.
+pub fn open_dir(store: &Store) -> io::Result<HistoryDir> {
+    HistoryDir::open(store, true)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the history folder could not be made"))
+}
+
+/// What [`observe`] says, without appending the record yet (the session
+/// appends it once it knows what it printed).
+pub fn look(dir: &HistoryDir, series: &Series, record: &Record, boundary: u64, unit: Unit) -> io::Result<Observation> {
+    let mut records = series.read(dir)?.records;
     let change = trend::compare(&records, record);
-    series.append(record)?;
     records.push(record.clone());
     Ok(Observation { change, trend: trend::analyse(&records, boundary, unit) })
 }

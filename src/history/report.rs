@@ -1,12 +1,11 @@
 //! `outbox trend`: every series as a table row (or JSON), and the audit of
 //! series predicted to cross the boundary within some runs.
 
-use std::path::Path;
-
 use serde::Serialize;
 
 use crate::history::series::{self, SeriesKey, Unit};
 use crate::history::trend::{self, Trend};
+use crate::store::{path_text, Store};
 use crate::text::sanitize::display_str;
 
 /// One series and what its figures say.
@@ -17,34 +16,67 @@ pub struct Row {
     pub key: SeriesKey,
     #[serde(flatten)]
     pub trend: Trend,
+    /// Lines of its file that were not records (skipped).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bad_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The rows, and what could not be read (one message each).
+#[derive(Debug, Default)]
+pub struct Report {
+    pub rows: Vec<Row>,
+    pub problems: Vec<String>,
 }
 
 /// The series whose label, command or name contains `filter` (all when
 /// None), analysed against `boundary`; with `within`, only those predicted
-/// to cross in at most that many runs (or already over).
+/// to cross in at most that many runs (or already over). The series are
+/// read one at a time: memory holds one series and the rows. A series with
+/// unreadable lines, or none readable, is said in the problems, never
+/// dropped silently.
 pub fn rows(
-    store: &Path,
+    store: &Store,
     filter: Option<&str>,
     boundary: u64,
     unit: Unit,
     within: Option<f64>,
-) -> std::io::Result<Vec<Row>> {
+) -> std::io::Result<Report> {
     let mut out = Vec::new();
-    for (key, records, _) in series::all(store)? {
-        let name = key.name();
+    let mut problems = Vec::new();
+    let mut read = series::for_each(store, |found| {
+        let (key, name, read) = (found.key, found.name, found.records);
         let hit = filter.is_none_or(|f| {
             name.contains(f) || key.label.contains(f) || key.command.as_deref().is_some_and(|c| c.contains(f))
         });
         if !hit {
-            continue;
+            return;
         }
-        let Some(t) = trend::analyse(&records, boundary, unit) else { continue };
+        if read.bad_lines > 0 {
+            problems.push(format!(
+                "series {}: skipped {} line{} that {} not a record",
+                path_text(name.as_ref()),
+                read.bad_lines,
+                if read.bad_lines == 1 { "" } else { "s" },
+                if read.bad_lines == 1 { "is" } else { "are" },
+            ));
+        }
+        let Some(t) = trend::analyse(&read.records, boundary, unit) else {
+            if read.records.is_empty() && read.bad_lines > 0 {
+                problems.push(format!("series {}: no readable record", path_text(name.as_ref())));
+            }
+            return;
+        };
         if within.is_some_and(|w| !(t.runs_left.is_some_and(|r| r <= w) || t.level >= boundary)) {
-            continue;
+            return;
         }
-        out.push(Row { series: name, key, trend: t });
-    }
-    Ok(out)
+        out.push(Row { series: name, key, trend: t, bad_lines: read.bad_lines });
+    })?;
+    read.append(&mut problems);
+    Ok(Report { rows: out, problems: read })
 }
 
 /// The table, one line per series.

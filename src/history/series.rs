@@ -1,28 +1,50 @@
 //! Per-command series of run records in the store: `.history/NAME.jsonl`,
 //! one JSON record a line, and `.history/NAME.key.json` naming what the
 //! series is (label, command, project). Only figures are kept, never the
-//! output itself.
+//! output itself. Every file is reached through the history folder's
+//! descriptor ([`HistoryDir`]), never through a path.
 //!
 //! Concurrency: a record is appended with one `write` on an `O_APPEND`
 //! descriptor while holding a shared `flock`; the file is trimmed to its
 //! last [`KEEP`] records under an exclusive lock by writing a new file and
 //! renaming it over the old one. An appender that was waiting while the file
-//! was replaced notices (its descriptor's inode is no longer the path's) and
-//! opens the new file, so no record lands in a file that is gone.
+//! was replaced notices (its descriptor's inode is no longer the name's) and
+//! opens the new file, so no record lands in a file that is gone. Locks
+//! are waited for at most [`dir::LOCK_WAIT`].
+//!
+//! Damage: a series is read line by line, at most [`LINE_MAX`] bytes a line
+//! and only its last [`READ_MAX`] bytes, so a file grown into one huge line
+//! costs neither memory nor much time; a line that is too long, not UTF-8
+//! or not a record is skipped and counted ([`Records::bad_lines`]). A torn
+//! last line (a crashed writer) is ended before the next record is
+//! appended, so that record is not lost with it. Trimming keeps the last
+//! [`KEEP`] good records and drops the rest, bad lines included.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 
 use serde::{Deserialize, Serialize};
 
+use super::dir::{self, HistoryDir};
+use crate::store::Store;
+
 /// Records kept per series (after trimming).
 pub const KEEP: usize = 256;
-/// Past this size a series file is read to see whether it holds more than
-/// twice [`KEEP`] records (the smallest record is about 64 bytes).
-const TRIM_BYTES: u64 = 2 * KEEP as u64 * 64;
+/// A series file is read to see whether it needs trimming (more than
+/// [`KEEP`] records, bad lines, or too many bytes) each time it grows
+/// across a multiple of this many bytes: one appender crosses each
+/// (appends are single writes), so a trim's exclusive lock is rare, not
+/// taken by every run. The smallest record is about 64 bytes, so a file
+/// never holds more than twice [`KEEP`] records.
+const TRIM_STEP: u64 = KEEP as u64 * 64;
+/// A line longer than this is not a record (the largest is about 2 KiB).
+pub const LINE_MAX: usize = 16 << 10;
+/// Only the last this many bytes of a series are read: [`KEEP`] records of
+/// the largest size fit.
+pub const READ_MAX: u64 = KEEP as u64 * LINE_MAX as u64;
+/// A key file larger than this is not ours.
+const KEY_MAX: u64 = 64 << 10;
 /// Series untouched for this long are removed by gc.
 pub const SERIES_TTL_SECONDS: u64 = 180 * 24 * 3600;
 
@@ -60,6 +82,14 @@ pub struct Record {
     /// [`MAX_SHAPES`], to say what is new and what vanished.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shapes: Vec<u64>,
+    /// Characters printed for the reader (the envelope, or the output
+    /// passed through); absent in records older than `outbox stats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<u64>,
+    /// How it was printed: the header's `strategy` (`text-envelope`,
+    /// `passthrough`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
 }
 
 /// What a boundary counts: characters (most harnesses) or bytes (Codex
@@ -130,187 +160,287 @@ pub fn normalise_command(argv: &[String]) -> String {
     std::iter::once(prog).chain(parts.cloned()).collect::<Vec<_>>().join(" ")
 }
 
-/// The history folder of a store.
-pub fn dir(store: &Path) -> PathBuf {
-    store.join(".history")
-}
-
 /// A series in a store.
 #[derive(Debug, Clone)]
 pub struct Series {
     pub key: SeriesKey,
-    path: PathBuf,
+    /// The file stem ([`SeriesKey::name`]).
+    stem: String,
+}
+
+/// What reading a series found.
+#[derive(Debug, Clone, Default)]
+pub struct Records {
+    /// Every good record, oldest first.
+    pub records: Vec<Record>,
+    /// Lines skipped: too long, not UTF-8, not a record, torn.
+    pub bad_lines: u64,
+    /// The file was larger than [`READ_MAX`]: only its end was read.
+    pub truncated: bool,
 }
 
 impl Series {
-    pub fn open(store: &Path, key: SeriesKey) -> Series {
-        let path = dir(store).join(format!("{}.jsonl", key.name()));
-        Series { key, path }
+    pub fn new(key: SeriesKey) -> Series {
+        let stem = key.name();
+        Series { key, stem }
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The series file's name in the history folder.
+    pub fn file_name(&self) -> String {
+        format!("{}.jsonl", self.stem)
     }
 
-    /// Every record, oldest first; lines that do not parse (a torn write
-    /// from a crashed run) are skipped.
-    pub fn records(&self) -> io::Result<Vec<Record>> {
-        match fs::read_to_string(&self.path) {
-            Ok(text) => Ok(parse(&text)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+    fn key_name(&self) -> String {
+        format!("{}.key.json", self.stem)
+    }
+
+    /// Every record the file holds (none when there is no file yet).
+    pub fn read(&self, dir: &HistoryDir) -> io::Result<Records> {
+        match dir.open_read(&self.file_name()) {
+            Ok(f) => read_records(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Records::default()),
             Err(e) => Err(e),
         }
     }
 
-    /// Appends one record (creating the folder, the key file and the
-    /// series, all private), then trims the file when it has grown.
-    pub fn append(&self, record: &Record) -> io::Result<()> {
-        let folder = self.path.parent().expect("a series lives in a folder");
-        ensure_private_dir(folder)?;
-        let key_path = self.path.with_extension("key.json");
-        if !key_path.exists() {
-            let text = serde_json::to_string(&self.key).map_err(io::Error::other)?;
-            write_private(&key_path, text.as_bytes())?;
+    /// Appends one record (creating the key file and the series, both
+    /// private), then trims the file when it has grown.
+    pub fn append(&self, dir: &HistoryDir, record: &Record) -> io::Result<()> {
+        match dir.create_new(&self.key_name()) {
+            Ok(mut f) => f.write_all(serde_json::to_string(&self.key).map_err(io::Error::other)?.as_bytes())?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
         }
         let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
         line.push('\n');
-        let size = loop {
-            let file = open_append(&self.path)?;
-            lock(&file, libc::LOCK_SH)?;
-            if !same_file(&file, &self.path)? {
+        let name = self.file_name();
+        let (before, size) = loop {
+            let file = dir.open_append(&name)?;
+            dir::lock(&file, false, dir::LOCK_WAIT)?;
+            if !same_file(dir, &file, &name)? {
                 // Replaced by a trim while we waited: append to the new one.
                 continue;
             }
-            (&file).write_all(line.as_bytes())?;
-            break file.metadata()?.len();
+            let size = file.metadata()?.len();
+            // A torn last line (a crashed writer) is ended first: else
+            // this record would be glued to it and lost with it.
+            let mut out = Vec::with_capacity(line.len() + 1);
+            if size > 0 && !ends_with_newline(&file, size)? {
+                out.push(b'\n');
+            }
+            out.extend_from_slice(line.as_bytes());
+            (&file).write_all(&out)?;
+            break (size, size + out.len() as u64);
         };
-        if size > TRIM_BYTES {
-            self.trim()?;
+        if size > READ_MAX || before / TRIM_STEP != size / TRIM_STEP {
+            // The record is in; a trim that cannot run now runs next time.
+            let _ = self.trim(dir);
         }
         Ok(())
     }
 
-    /// Keeps the last [`KEEP`] records.
-    fn trim(&self) -> io::Result<()> {
-        let file = open_append(&self.path)?;
-        lock(&file, libc::LOCK_EX)?;
-        if !same_file(&file, &self.path)? {
+    /// Keeps the last [`KEEP`] good records when the file holds more, bad
+    /// lines, or more than [`READ_MAX`] bytes.
+    fn trim(&self, dir: &HistoryDir) -> io::Result<()> {
+        let name = self.file_name();
+        let file = dir.open_append(&name)?;
+        dir::lock(&file, true, dir::LOCK_WAIT)?;
+        if !same_file(dir, &file, &name)? {
             return Ok(()); // someone else trimmed it
         }
-        let mut text = String::new();
-        File::open(&self.path)?.read_to_string(&mut text)?;
-        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        if lines.len() <= 2 * KEEP {
+        let mut kept: VecDeque<Vec<u8>> = VecDeque::with_capacity(KEEP + 1);
+        let mut good = 0usize;
+        let (bad, truncated) = scan_lines(dir.open_read(&name)?, |l| {
+            if parse_line(l).is_none() {
+                return false;
+            }
+            good += 1;
+            if kept.len() == KEEP {
+                kept.pop_front();
+            }
+            kept.push_back(l.to_vec());
+            true
+        })?;
+        if good <= KEEP && bad == 0 && !truncated {
             return Ok(());
         }
-        let kept = lines[lines.len() - KEEP..].join("\n") + "\n";
-        let tmp = self.path.with_extension(format!("tmp-{}", std::process::id()));
-        write_private(&tmp, kept.as_bytes())?;
-        fs::rename(&tmp, &self.path)
+        let tmp = format!("{}.tmp-{}-{}", self.stem, std::process::id(), crate::store::now_secs());
+        let res = dir.create_new(&tmp).and_then(|mut f| {
+            let mut text = Vec::new();
+            for l in &kept {
+                text.extend_from_slice(l);
+                text.push(b'\n');
+            }
+            f.write_all(&text)?;
+            dir.rename(&tmp, &name)
+        });
+        if res.is_err() {
+            let _ = dir.unlink(&tmp);
+        }
+        res
     }
 }
 
-fn parse(text: &str) -> Vec<Record> {
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+/// Reads a series file: its last [`READ_MAX`] bytes, line by line.
+pub fn read_records(file: File) -> io::Result<Records> {
+    let mut records = Vec::new();
+    let (bad_lines, truncated) = scan_lines(file, |line| match parse_line(line) {
+        Some(r) => {
+            records.push(r);
+            true
+        }
+        None => false,
+    })?;
+    Ok(Records { records, bad_lines, truncated })
 }
 
-/// Every series in a store: its key and records.
-pub fn all(store: &Path) -> io::Result<Vec<(SeriesKey, Vec<Record>, PathBuf)>> {
-    let folder = dir(store);
-    let entries = match fs::read_dir(&folder) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+fn parse_line(line: &[u8]) -> Option<Record> {
+    serde_json::from_slice(line).ok()
+}
+
+/// Calls `f` on every non-empty line of the file's last [`READ_MAX`]
+/// bytes (a line cut by that start is not one); `f` says whether the line
+/// was good. A line longer than [`LINE_MAX`] is bad without a call.
+/// Returns the bad lines and whether the file's start was skipped.
+/// Memory: one line of at most [`LINE_MAX`] bytes.
+fn scan_lines(mut file: File, mut f: impl FnMut(&[u8]) -> bool) -> io::Result<(u64, bool)> {
+    let size = file.metadata()?.len();
+    let truncated = size > READ_MAX;
+    if truncated {
+        file.seek(SeekFrom::Start(size - READ_MAX))?;
+    }
+    let mut r = BufReader::with_capacity(64 << 10, file.take(READ_MAX));
+    let mut line = Vec::new();
+    let mut over = false;
+    // Before the first newline of a read that starts mid-file: not a line.
+    let mut skipping = truncated;
+    let mut bad = 0u64;
+    let mut emit = |line: &mut Vec<u8>, over: &mut bool, skipping: &mut bool| {
+        if *skipping {
+            *skipping = false;
+        } else if *over || (!line.iter().all(u8::is_ascii_whitespace) && !f(line)) {
+            bad += 1;
+        }
+        line.clear();
+        *over = false;
     };
-    let mut out = Vec::new();
-    for e in entries {
-        let path = e?.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
-        let Some(stem) = name.strip_suffix(".key.json") else { continue };
-        let Ok(key) =
-            fs::read_to_string(&path).map_err(drop).and_then(|t| serde_json::from_str::<SeriesKey>(&t).map_err(drop))
-        else {
-            continue;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
         };
-        let data = folder.join(format!("{stem}.jsonl"));
-        let records = fs::read_to_string(&data).map(|t| parse(&t)).unwrap_or_default();
-        out.push((key, records, data));
+        if buf.is_empty() {
+            break;
+        }
+        let (part, end) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if !over && !skipping {
+            if line.len() + part.len() <= LINE_MAX {
+                line.extend_from_slice(part);
+            } else {
+                over = true;
+                line.clear();
+            }
+        }
+        let used = end.unwrap_or(part.len());
+        r.consume(used);
+        if end.is_some() {
+            emit(&mut line, &mut over, &mut skipping);
+        }
     }
-    out.sort_by(|a, b| a.0.label.cmp(&b.0.label).then(a.0.command.cmp(&b.0.command)));
-    Ok(out)
+    if !line.is_empty() || over {
+        // A last line without its newline: torn, unless it parses.
+        emit(&mut line, &mut over, &mut skipping);
+    }
+    Ok((bad, truncated))
+}
+
+fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
+    let mut last = [0u8; 1];
+    let n = rustix::io::pread(file, &mut last, size - 1)?;
+    Ok(n == 1 && last[0] == b'\n')
+}
+
+/// One series as `outbox trend` sees it.
+#[derive(Debug)]
+pub struct Found {
+    pub key: SeriesKey,
+    /// The file stem.
+    pub name: String,
+    pub records: Records,
+}
+
+/// Calls `f` on every series of a store, one at a time (so memory holds
+/// one series, whatever their number); returns what could not be read,
+/// as messages.
+pub fn for_each(store: &Store, mut f: impl FnMut(Found)) -> io::Result<Vec<String>> {
+    let Some(dir) = HistoryDir::open(store, false)? else { return Ok(Vec::new()) };
+    let mut names = dir.names()?;
+    names.sort();
+    let mut problems = Vec::new();
+    for name in names {
+        let Some(stem) = name.strip_suffix(".key.json") else { continue };
+        let key = dir.open_read(&name).and_then(|file| {
+            let mut text = Vec::new();
+            file.take(KEY_MAX).read_to_end(&mut text)?;
+            serde_json::from_slice::<SeriesKey>(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        });
+        let key = match key {
+            Ok(k) => k,
+            Err(e) => {
+                problems.push(format!(
+                    "series {}: its key file cannot be read: {e}",
+                    crate::store::path_text(stem.as_ref())
+                ));
+                continue;
+            }
+        };
+        let records = match dir.open_read(&format!("{stem}.jsonl")) {
+            Ok(file) => read_records(file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Records::default()),
+            Err(e) => Err(e),
+        };
+        match records {
+            Ok(records) => f(Found { key, name: stem.to_string(), records }),
+            Err(e) => problems.push(format!("series {}: {e}", crate::store::path_text(stem.as_ref()))),
+        }
+    }
+    Ok(problems)
 }
 
 /// Removes series not written for [`SERIES_TTL_SECONDS`]; returns how many.
-/// Series outlive the entries they describe: a trend needs months.
-pub fn collect(store: &Path, now: u64) -> io::Result<usize> {
-    let folder = dir(store);
-    let entries = match fs::read_dir(&folder) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
+/// Series outlive the entries they describe: a trend needs months. Only
+/// regular files of ours in the store's own history folder are removed; a
+/// `.history` that is a symlink is refused (an error), never followed.
+pub fn collect(store: &Store, now: u64) -> io::Result<usize> {
+    let Some(dir) = HistoryDir::open(store, false)? else { return Ok(0) };
     let mut removed = 0;
-    for e in entries {
-        let e = e?;
-        let path = e.path();
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+    for name in dir.names()? {
         let Some(stem) = name.strip_suffix(".jsonl") else { continue };
-        let meta = fs::symlink_metadata(&path)?;
-        if !meta.is_file() || now.saturating_sub(meta.mtime().max(0) as u64) < SERIES_TTL_SECONDS {
+        let Ok(st) = dir.stat(&name) else { continue };
+        if !st.ours || now.saturating_sub(st.mtime.max(0) as u64) < SERIES_TTL_SECONDS {
             continue;
         }
-        fs::remove_file(&path)?;
-        let _ = fs::remove_file(folder.join(format!("{stem}.key.json")));
+        dir.unlink(&name)?;
+        let key = format!("{stem}.key.json");
+        if dir.stat(&key).is_ok_and(|s| s.ours) {
+            let _ = dir.unlink(&key);
+        }
         removed += 1;
     }
     Ok(removed)
 }
 
-fn ensure_private_dir(path: &Path) -> io::Result<()> {
-    match fs::create_dir(path) {
-        Ok(()) => fs::set_permissions(path, fs::Permissions::from_mode(0o700)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            let meta = fs::symlink_metadata(path)?;
-            if !meta.is_dir() {
-                return Err(io::Error::other(format!("{} is not a directory", path.display())));
-            }
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
-}
-
-fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().append(true).create(true).mode(0o600).custom_flags(libc::O_NOFOLLOW).open(path)
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?;
-    f.write_all(bytes)
-}
-
-fn lock(file: &File, how: libc::c_int) -> io::Result<()> {
-    loop {
-        if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-fn same_file(file: &File, path: &Path) -> io::Result<bool> {
+/// Whether the open `file` is still what `name` names (a trim renames a
+/// new file over it).
+fn same_file(dir: &HistoryDir, file: &File, name: &str) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
     let a = file.metadata()?;
-    match fs::symlink_metadata(path) {
-        Ok(b) => Ok(a.ino() == b.ino() && a.dev() == b.dev()),
+    match dir.stat(name) {
+        Ok(b) => Ok(a.ino() == b.ino && a.dev() == b.dev),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
@@ -319,9 +449,23 @@ fn same_file(file: &File, path: &Path) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
 
     fn key(cmd: &str) -> SeriesKey {
         SeriesKey { label: "cargo".into(), command: Some(cmd.into()), project: Some("/p".into()) }
+    }
+
+    fn store() -> (tempfile::TempDir, Store, HistoryDir) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("store")).unwrap();
+        let dir = HistoryDir::open(&store, true).unwrap().unwrap();
+        (tmp, store, dir)
+    }
+
+    fn path(store: &Store, s: &Series) -> std::path::PathBuf {
+        store.dir().join(dir::NAME).join(s.file_name())
     }
 
     #[test]
@@ -336,51 +480,172 @@ mod tests {
 
     #[test]
     fn appends_read_back_private_and_trimmed() {
-        let store = tempfile::tempdir().unwrap();
-        let s = Series::open(store.path(), key("cargo build"));
+        let (_tmp, store, dir) = store();
+        let s = Series::new(key("cargo build"));
         for i in 0..(2 * KEEP + 50) as u64 {
-            s.append(&Record { t: i, chars: 100 + i, ok: true, ..Record::default() }).unwrap();
+            s.append(&dir, &Record { t: i, chars: 100 + i, ok: true, ..Record::default() }).unwrap();
         }
-        let r = s.records().unwrap();
+        let r = s.read(&dir).unwrap().records;
         assert!(r.len() >= KEEP && r.len() <= 2 * KEEP, "{}", r.len());
         assert_eq!(r.last().unwrap().chars, 100 + (2 * KEEP + 49) as u64);
-        let mode = fs::metadata(s.path()).unwrap().permissions().mode() & 0o777;
+        let mode = fs::metadata(path(&store, &s)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        let all = all(store.path()).unwrap();
-        assert_eq!(all.len(), 1);
-        assert_eq!(all[0].0, key("cargo build"));
+        let mut found = Vec::new();
+        for_each(&store, |f| found.push(f.key)).unwrap();
+        assert_eq!(found, [key("cargo build")]);
     }
 
     #[test]
     fn concurrent_appends_all_land() {
-        let store = tempfile::tempdir().unwrap();
-        let s = Series::open(store.path(), key("x"));
+        let (_tmp, store, dir) = store();
+        let s = Series::new(key("x"));
         std::thread::scope(|sc| {
             for w in 0..8u64 {
-                let s = s.clone();
+                let (s, dir) = (s.clone(), &dir);
                 sc.spawn(move || {
                     for i in 0..100u64 {
-                        s.append(&Record { t: w * 1000 + i, ok: true, ..Record::default() }).unwrap();
+                        s.append(dir, &Record { t: w * 1000 + i, ok: true, ..Record::default() }).unwrap();
                     }
                 });
             }
         });
-        let r = s.records().unwrap();
+        let r = s.read(&dir).unwrap();
         // 800 appends: trimmed at times, so at least the last KEEP, and every
         // record read back is whole.
-        assert!(r.len() >= KEEP, "{}", r.len());
-        let text = fs::read_to_string(s.path()).unwrap();
-        assert_eq!(text.lines().count(), r.len(), "no torn lines");
+        assert!(r.records.len() >= KEEP, "{}", r.records.len());
+        assert_eq!(r.bad_lines, 0, "no torn lines");
+        let text = fs::read_to_string(path(&store, &s)).unwrap();
+        assert_eq!(text.lines().count(), r.records.len());
     }
 
     #[test]
     fn old_series_are_collected_and_fresh_ones_kept() {
-        let store = tempfile::tempdir().unwrap();
-        let s = Series::open(store.path(), key("x"));
-        s.append(&Record::default()).unwrap();
+        let (_tmp, store, dir) = store();
+        let s = Series::new(key("x"));
+        s.append(&dir, &Record::default()).unwrap();
         let now = crate::store::now_secs();
-        assert_eq!(collect(store.path(), now).unwrap(), 0);
-        assert_eq!(collect(store.path(), now + SERIES_TTL_SECONDS + 10).unwrap(), 1);
-        assert!(s.records().unwrap().is_empty());
+        assert_eq!(collect(&store, now).unwrap(), 0);
+        assert_eq!(collect(&store, now + SERIES_TTL_SECONDS + 10).unwrap(), 1);
+        assert!(s.read(&dir).unwrap().records.is_empty());
+    }
+
+    /// `.history` swapped for a symlink: gc refuses it and removes nothing
+    /// outside the store; a run's history goes nowhere through it.
+    #[test]
+    fn a_history_symlink_is_refused_never_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("store")).unwrap();
+        let outside = tmp.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        let s = Series::new(key("x"));
+        fs::write(outside.join(s.file_name()), "{}\n").unwrap();
+        fs::write(outside.join("notes.key.json"), "{}").unwrap();
+        fs::write(outside.join("notes.jsonl"), "mine\n").unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(SERIES_TTL_SECONDS + 100);
+        for f in fs::read_dir(&outside).unwrap() {
+            fs::File::options().write(true).open(f.unwrap().path()).unwrap().set_modified(old).unwrap();
+        }
+        std::os::unix::fs::symlink(&outside, store.dir().join(dir::NAME)).unwrap();
+        let e = collect(&store, crate::store::now_secs()).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let e = HistoryDir::open(&store, true).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 3, "a file outside the store was touched");
+        assert_eq!(fs::read(outside.join("notes.jsonl")).unwrap(), b"mine\n");
+    }
+
+    /// A `.history` owned by someone else is refused (root can make one;
+    /// as a normal user the case cannot be set up and is skipped).
+    #[test]
+    fn a_foreign_history_folder_is_refused() {
+        if rustix::process::geteuid().as_raw() != 0 {
+            eprintln!("skipped: a_foreign_history_folder_is_refused needs root to chown");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("store")).unwrap();
+        let h = store.dir().join(dir::NAME);
+        fs::create_dir(&h).unwrap();
+        std::os::unix::fs::chown(&h, Some(65534), Some(65534)).unwrap();
+        let e = HistoryDir::open(&store, true).unwrap_err();
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+        assert_eq!(collect(&store, u64::MAX).unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    /// The store's path swapped for a symlink after it was opened: the
+    /// record lands in the store that was opened, not the link's target.
+    #[test]
+    fn a_store_swapped_mid_run_keeps_its_history() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("store");
+        let store = Store::open(&path).unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::rename(&path, tmp.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        let dir = HistoryDir::open(&store, true).unwrap().unwrap();
+        Series::new(key("x")).append(&dir, &Record::default()).unwrap();
+        assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "written through the link");
+        assert_eq!(fs::read_dir(tmp.path().join("moved").join(dir::NAME)).unwrap().count(), 2);
+    }
+
+    /// A FIFO as the series, or a lock held for ever: the record is given
+    /// up within the deadline, never waited for.
+    #[test]
+    fn a_fifo_or_a_held_lock_costs_the_record_not_the_run() {
+        let (_tmp, store, dir) = store();
+        let s = Series::new(key("x"));
+        let p = path(&store, &s);
+        rustix::fs::mknodat(rustix::fs::CWD, &p, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o600), 0)
+            .unwrap();
+        let started = std::time::Instant::now();
+        assert!(s.read(&dir).is_err());
+        assert!(s.append(&dir, &Record::default()).is_err());
+        fs::remove_file(&p).unwrap();
+        s.append(&dir, &Record::default()).unwrap();
+        let holder = fs::File::open(&p).unwrap();
+        rustix::fs::flock(&holder, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        let e = s.append(&dir, &Record::default()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(started.elapsed() < dir::LOCK_WAIT * 3, "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn bad_lines_are_skipped_and_counted_and_a_torn_line_costs_only_itself() {
+        let (_tmp, store, dir) = store();
+        let s = Series::new(key("x"));
+        s.append(&dir, &Record { t: 1, ..Record::default() }).unwrap();
+        let p = path(&store, &s);
+        // An invalid UTF-8 byte in a line, then a torn last line.
+        let mut f = fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"t\":2,\"id\":\"\xff\"}\n{\"t\":3,\"cha").unwrap();
+        drop(f);
+        s.append(&dir, &Record { t: 4, ..Record::default() }).unwrap();
+        let r = s.read(&dir).unwrap();
+        assert_eq!(r.records.iter().map(|r| r.t).collect::<Vec<_>>(), [1, 4]);
+        assert_eq!(r.bad_lines, 2);
+    }
+
+    #[test]
+    fn a_huge_line_is_read_in_bounded_memory_and_trimmed_away() {
+        let (_tmp, store, dir) = store();
+        let s = Series::new(key("x"));
+        let p = path(&store, &s);
+        // 8 MiB without a newline, then the next run's record.
+        fs::write(&p, vec![b'x'; 8 << 20]).unwrap();
+        s.append(&dir, &Record { t: 7, ..Record::default() }).unwrap();
+        let size = fs::metadata(&p).unwrap().len();
+        assert!(size < 4096, "not trimmed by bytes: {size}");
+        let r = s.read(&dir).unwrap();
+        assert_eq!(r.records.iter().map(|r| r.t).collect::<Vec<_>>(), [7]);
+        // Reading a grown file reads only its end.
+        let mut text = vec![b'y'; 2 * READ_MAX as usize];
+        text.extend_from_slice(b"\n{\"t\":9,\"chars\":0,\"bytes\":0,\"lines\":0,\"signals\":0,\"ok\":true}\n");
+        fs::write(&p, text).unwrap();
+        let r = s.read(&dir).unwrap();
+        assert!(r.truncated);
+        assert_eq!(r.records.len(), 1);
+        // The line cut by the window's start is not judged.
+        assert_eq!(r.bad_lines, 0);
     }
 }

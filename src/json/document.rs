@@ -4,6 +4,7 @@
 use simd_json::tape::Node;
 
 use crate::json::assemble::{assemble, check_output, Envelope};
+use crate::json::big::IN_MEMORY_BYTES;
 use crate::json::dups::{path_to, scan_duplicates, Dups};
 use crate::json::inventory::{type_counts_j, type_of, Inventory, TYPE_NAMES};
 use crate::json::parse::{diagnose, extent, is_ws, locate, repair_utf8, Parsed, ValueParser, BOM, MAX_DEPTH};
@@ -12,7 +13,9 @@ use crate::json::scan::{scan_structure, split_at_commas, split_elements, ArraySp
 use crate::json::value::{common_fields, shorten_text, Class, Field, J};
 use crate::json::{Fallback, FoldContext};
 
-/// Buffers the document up to `max_bytes`, then only counts.
+/// Buffers the document up to [`IN_MEMORY_BYTES`], then only counts (the
+/// fold reads a larger one from the stored copy, streaming: `big`); past
+/// `max_bytes` it is not folded at all.
 #[derive(Debug)]
 pub struct JsonCollector {
     buf: Vec<u8>,
@@ -26,14 +29,26 @@ impl JsonCollector {
         JsonCollector { buf: Vec::new(), max: max_bytes, seen: 0, over: false }
     }
 
-    /// Folds the buffered document; `Err` means: fall back to the text
+    /// Folds the document; `stored` is the stored copy, read when the
+    /// document was too large to hold. `Err` means: fall back to the text
     /// envelope.
-    pub fn fold(self, ctx: &FoldContext) -> Result<String, Fallback> {
+    pub fn fold(self, ctx: &FoldContext, stored: Option<&std::path::Path>) -> Result<String, Fallback> {
         if self.over {
             return Err(Fallback::new(format!(
-                "the document is {} bytes, more than --json-max-bytes ({}); shown as text instead of being read into memory",
+                "the document is {} bytes, more than --json-max-bytes ({}); shown as text",
                 self.seen, self.max
             )));
+        }
+        if self.seen > IN_MEMORY_BYTES {
+            return match stored {
+                Some(path) => crate::json::big::fold_file(path, self.seen, ctx),
+                None => Err(Fallback::new(format!(
+                    "the document is {} bytes, more than the {} MiB folded in memory, and there is no stored copy to \
+                     read it from; shown as text",
+                    self.seen,
+                    IN_MEMORY_BYTES >> 20
+                ))),
+            };
         }
         fold_document(&self.buf, ctx)
     }
@@ -48,6 +63,11 @@ impl crate::stream::ingest::BlockSink for JsonCollector {
         if self.seen > self.max {
             // Free the memory now: the document will not be folded.
             self.over = true;
+            self.buf = Vec::new();
+            return;
+        }
+        if self.seen > IN_MEMORY_BYTES {
+            // Folded from the stored copy instead (`big`).
             self.buf = Vec::new();
             return;
         }
@@ -209,9 +229,28 @@ fn fold_document(raw: &[u8], ctx: &FoldContext) -> Result<String, Fallback> {
         }
     };
 
-    match (TYPE_NAMES[head.root], fold_span) {
+    render_fold(ctx, Folded { head, folded: fold_span.is_some(), item_count, max_depth, inv, dups, stored, notes })
+}
+
+/// Everything a document fold learnt, in memory or streaming (`big`).
+pub(crate) struct Folded {
+    pub head: Head,
+    /// An array was folded (else the root is the one item).
+    pub folded: bool,
+    pub item_count: u64,
+    pub max_depth: usize,
+    pub inv: Inventory,
+    pub dups: Dups,
+    pub stored: Vec<Stored>,
+    pub notes: Vec<String>,
+}
+
+/// The header and samples fitted into the budget, and checked by parsing.
+pub(crate) fn render_fold(ctx: &FoldContext, f: Folded) -> Result<String, Fallback> {
+    let Folded { head, folded, item_count, max_depth, inv, dups, stored, mut notes } = f;
+    match (TYPE_NAMES[head.root], folded) {
         ("array", _) if item_count == 0 => notes.push("the document is an empty array: nothing to sample".into()),
-        ("object", None) => {
+        ("object", false) => {
             notes.push("no array holds a quarter of the document, so the root object is the one item".into())
         }
         ("array" | "object", _) => {}
@@ -263,13 +302,13 @@ fn fold_document(raw: &[u8], ctx: &FoldContext) -> Result<String, Fallback> {
 }
 
 /// What the fold learnt from the part of the document around the items.
-struct Head {
-    path: String,
-    folded_type: &'static str,
+pub(crate) struct Head {
+    pub path: String,
+    pub folded_type: &'static str,
     /// Type index of the root.
-    root: usize,
+    pub root: usize,
     /// The root object's keys with their types, and its short scalars.
-    top: Option<(J, J)>,
+    pub top: Option<(J, J)>,
 }
 
 /// The tape index of the candidate array ranked `ordinal` (see
@@ -335,6 +374,12 @@ fn top_level(nodes: &[Node<'_>], specials: &Specials) -> Option<(J, J)> {
     Some((J::Obj(keys), J::Obj(scalars)))
 }
 
+/// The in-memory fold of `doc`, for comparisons with the streaming one.
+#[cfg(test)]
+pub(crate) fn tests_fold(doc: &[u8], budget: usize) -> String {
+    fold_document(doc, &crate::reference::fold_context(budget)).expect("folds")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,7 +394,7 @@ mod tests {
         for chunk in input.chunks(7) {
             col.feed(chunk);
         }
-        col.fold(c)
+        col.fold(c, None)
     }
 
     fn fold(input: &[u8], budget: usize) -> Result<String, Fallback> {
@@ -541,7 +586,7 @@ mod tests {
         let mut col = JsonCollector::new(10);
         col.feed(b"[1,2,3,4,");
         col.feed(b"5,6]");
-        let e = col.fold(&ctx(1_000)).unwrap_err();
+        let e = col.fold(&ctx(1_000), None).unwrap_err();
         assert!(e.reason.contains("13 bytes, more than --json-max-bytes (10)"), "{e}");
     }
 

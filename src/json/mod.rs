@@ -1,9 +1,11 @@
 //! `--format json`: fold one JSON document into a smaller one that is
 //! itself valid JSON: `{"header": {...}, "sample": [...]}`.
 //!
-//! The document is buffered (up to `--json-max-bytes`; past it only the
-//! byte count is kept and [`JsonCollector::fold`] answers with a
-//! [`Fallback`]). Then, without ever building a tape of the whole document:
+//! A document up to [`IN_MEMORY_BYTES`] is buffered; a larger one is only
+//! counted, and folded from the stored copy by two streaming passes in
+//! bounded memory (`big`, which reuses the steps below item by item); past
+//! `--json-max-bytes` it is not folded ([`Fallback`]). In memory, without
+//! ever building a tape of the whole document:
 //!
 //! 1. a UTF-8 BOM is skipped and invalid UTF-8 read as U+FFFD (both stated
 //!    in the header's `notes`; the stored original keeps the bytes);
@@ -46,6 +48,8 @@
 //!
 //! ```text
 //! document  JsonCollector and the document fold (steps 1-4)
+//! big       the fold of a document too large to hold: two streaming passes over the stored copy
+//!   stream    the streaming tokenizer big reads with (grammar, offsets; constant memory)
 //! ndjson    the streaming NDJSON fold
 //!   scan      byte scans that skip strings: structure, element split, prescan of numbers
 //!   parse     ValueParser (one value, reused buffers), shared byte helpers, error positions
@@ -57,6 +61,7 @@
 //! ```
 
 mod assemble;
+mod big;
 mod document;
 mod dups;
 mod inventory;
@@ -64,8 +69,10 @@ pub mod ndjson;
 mod parse;
 mod sample;
 mod scan;
+mod stream;
 mod value;
 
+pub use big::{IN_MEMORY_BYTES, ITEM_MAX};
 pub use document::JsonCollector;
 pub use inventory::{MAX_KEY_DEPTH, NESTED_KEY_CAP, TOP_KEY_CAP};
 pub use parse::MAX_DEPTH;

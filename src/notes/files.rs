@@ -84,7 +84,7 @@ pub fn read_notes(path: &Path) -> Result<Vec<u8>, NotesError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK);
+        opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as _);
     }
     let file: File = opts.open(path).map_err(io_err)?;
     let meta = file.metadata().map_err(NotesError::Io)?;
@@ -134,9 +134,7 @@ mod tests {
         assert!(matches!(read_notes(dir.path()), Err(NotesError::NotRegular("a directory"))));
         assert!(matches!(read_notes(Path::new("/dev/zero")), Err(NotesError::NotRegular("a character device"))));
         let fifo = p("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         assert!(matches!(read_notes(&fifo), Err(NotesError::NotRegular("a FIFO"))));
         assert!(NotesError::NotRegular("a FIFO").to_string().contains("pass a Markdown notes file"));
     }

@@ -95,7 +95,7 @@ pub struct Packed {
 
 /// Packs one file's bytes into `opts.budget`. Pure: no I/O.
 pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
-    let outline = outline(input);
+    let mut outline = outline(input);
     let unit = opts.unit;
     let keep: Vec<String> = opts.keep.iter().map(|k| k.to_lowercase()).collect();
     let mut keep_matched = vec![false; keep.len()];
@@ -128,7 +128,9 @@ pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
     }
 
     let mut outcomes: Vec<SectionOutcome> = Vec::with_capacity(outline.sections.len());
-    for s in &outline.sections {
+    // The titles move to the outcomes (never both copies at once: a file
+    // of a million headings is a million titles).
+    for s in &mut outline.sections {
         let lower = s.title.to_lowercase();
         let mut by_keep = false;
         for (k, hit) in keep.iter().zip(keep_matched.iter_mut()) {
@@ -153,7 +155,7 @@ pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
         };
         let size = unit.measure(&input[s.span.clone()]);
         outcomes.push(SectionOutcome {
-            title: s.title.clone(),
+            title: std::mem::take(&mut s.title),
             line: s.line,
             span: s.span.clone(),
             size,
@@ -180,12 +182,19 @@ pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
     // Then what did not fit whole, by its parts, in the same order.
     for &i in &order {
         if !outcomes[i].kept {
-            outcomes[i].parts = pack_parts(input, &outline.sections[i], unit, opts.budget, &mut used);
+            let title = &outcomes[i].title;
+            outcomes[i].parts = pack_parts(input, &outline.sections[i], title, unit, opts.budget, &mut used);
         }
     }
+    drop(order);
+    let preamble_span = outline.preamble.clone();
+    drop(outline);
 
-    let mut output = Vec::with_capacity(input.len());
-    output.extend_from_slice(&input[outline.preamble]);
+    // Sized by what is kept (about the budget), not by the input.
+    let kept: usize =
+        outcomes.iter().flat_map(SectionOutcome::pieces).filter(|(_, p)| p.kept).map(|(_, p)| p.span.len()).sum();
+    let mut output = Vec::with_capacity(preamble_span.len() + kept);
+    output.extend_from_slice(&input[preamble_span]);
     for o in outcomes.iter() {
         for span in o.pieces().into_iter().filter(|(_, p)| p.kept).map(|(_, p)| p.span.clone()) {
             output.extend_from_slice(&input[span]);
@@ -221,7 +230,14 @@ fn claim_order(classes: &[Class], sections: &[Section]) -> Vec<usize> {
 /// left of `budget` (see the module doc). Empty when it has no subsection,
 /// its heading part does not fit, or none of its subsections fits with it:
 /// the section stays dropped whole.
-fn pack_parts(input: &[u8], section: &Section, unit: Unit, budget: usize, used: &mut usize) -> Vec<SectionOutcome> {
+fn pack_parts(
+    input: &[u8],
+    section: &Section,
+    title: &str,
+    unit: Unit,
+    budget: usize,
+    used: &mut usize,
+) -> Vec<SectionOutcome> {
     let Some(sub) = subsections(input, section) else { return Vec::new() };
     let head = unit.measure(&input[sub.preamble.clone()]);
     if !fits(*used, head, budget) {
@@ -229,7 +245,7 @@ fn pack_parts(input: &[u8], section: &Section, unit: Unit, budget: usize, used: 
     }
     *used += head;
     let mut parts = vec![SectionOutcome {
-        title: section.title.clone(),
+        title: title.to_string(),
         line: section.line,
         span: sub.preamble.clone(),
         size: head,
@@ -272,7 +288,7 @@ fn pack_parts(input: &[u8], section: &Section, unit: Unit, budget: usize, used: 
     }
     for &i in &order {
         if !children[i].kept {
-            children[i].parts = pack_parts(input, &sub.sections[i], unit, budget, used);
+            children[i].parts = pack_parts(input, &sub.sections[i], &sub.sections[i].title, unit, budget, used);
         }
     }
     if children.iter().all(|c| !c.kept && c.parts.is_empty()) {

@@ -3,12 +3,22 @@
 //! section kept in parts, named `Section > Subsection`), overruns and
 //! warnings.
 //!
-//! Invariants: every piece left out is named in the first line; names are
-//! made safe for a terminal; the line's count is the number of names.
+//! Invariants: every piece left out is counted in the first line, and the
+//! first [`MAX_NAMED`] of them are named there (a file of a million
+//! headings must not print an eight-megabyte line), each name at most
+//! [`MAX_NAME_CHARS`]; the rest are counted (`... and 999980 more`). Names
+//! are made safe for a terminal. The other lines are capped the same way.
 
 use std::ops::Range;
 
 use crate::notes::pack::Unit;
+
+/// Dropped pieces named on the report's first line; the rest are counted.
+pub const MAX_NAMED: usize = 20;
+/// A name longer than this (a heading that is a paragraph) is shortened.
+pub const MAX_NAME_CHARS: usize = 120;
+/// Lines about sections kept in parts, and warnings, printed per file.
+pub const MAX_NOTE_LINES: usize = 20;
 
 /// Why a section was placed where it was in the claiming order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,21 +120,28 @@ impl PackReport {
     /// line always, first; then an overrun or no-heading note, warnings.
     pub fn stderr_lines(&self, file: &str) -> Vec<String> {
         let unit = self.unit.name();
-        let names: Vec<String> = self
-            .pieces()
-            .into_iter()
-            .filter(|(_, s)| !s.kept)
-            .map(|(within, s)| {
-                let mut name: Vec<String> = within.iter().map(|t| display_text(t)).collect();
-                name.push(display_title(s));
-                name.join(" > ")
-            })
-            .collect();
+        // One section at a time: the pieces of a million sections are
+        // never held at once, only the first few names.
+        let mut names: Vec<String> = Vec::new();
+        let mut dropped = 0usize;
+        for section in &self.sections {
+            for (within, s) in section.pieces().into_iter().filter(|(_, s)| !s.kept) {
+                dropped += 1;
+                if names.len() < MAX_NAMED {
+                    let mut name: Vec<String> = within.iter().map(|t| display_text(t)).collect();
+                    name.push(display_title(s));
+                    names.push(name.join(" > "));
+                }
+            }
+        }
         let mut line =
-            format!("[outbox pack] {file}: {}/{} {unit}, dropped {} sections", self.used, self.budget, names.len());
+            format!("[outbox pack] {file}: {}/{} {unit}, dropped {dropped} sections", self.used, self.budget);
         if !names.is_empty() {
             line.push_str(": ");
             line.push_str(&names.join(", "));
+        }
+        if dropped > names.len() {
+            line.push_str(&format!(", ... and {} more", dropped - names.len()));
         }
         let mut out = vec![line];
         if self.no_headings {
@@ -151,7 +168,8 @@ impl PackReport {
                 what.join(" and ")
             ));
         }
-        for s in self.sections.iter().filter(|s| !s.parts.is_empty()) {
+        let in_parts = self.sections.iter().filter(|s| !s.parts.is_empty());
+        for s in in_parts.clone().take(MAX_NOTE_LINES) {
             let pieces = s.pieces();
             let kept = pieces.iter().filter(|(_, p)| p.kept).count() - 1;
             out.push(format!(
@@ -162,7 +180,14 @@ impl PackReport {
                 pieces.len() - 1
             ));
         }
-        out.extend(self.warnings.iter().map(|w| format!("[outbox pack] {file}: {w}")));
+        let more = in_parts.count().saturating_sub(MAX_NOTE_LINES);
+        if more > 0 {
+            out.push(format!("[outbox pack] {file}: ... and {more} more sections kept in parts"));
+        }
+        out.extend(self.warnings.iter().take(MAX_NOTE_LINES).map(|w| format!("[outbox pack] {file}: {w}")));
+        if self.warnings.len() > MAX_NOTE_LINES {
+            out.push(format!("[outbox pack] {file}: ... and {} more warnings", self.warnings.len() - MAX_NOTE_LINES));
+        }
         out
     }
 }
@@ -175,6 +200,16 @@ fn display_title(s: &SectionOutcome) -> String {
     }
 }
 
+/// A title as printed: escaped, and shortened in the middle past
+/// [`MAX_NAME_CHARS`].
 fn display_text(title: &str) -> String {
-    crate::text::sanitize::display_str(title).text
+    let text = crate::text::sanitize::display_str(title).text;
+    let n = text.chars().count();
+    if n <= MAX_NAME_CHARS {
+        return text;
+    }
+    let keep = (MAX_NAME_CHARS - 1) / 2;
+    let head: String = text.chars().take(keep).collect();
+    let tail: String = text.chars().skip(n - keep).collect();
+    format!("{head}…{tail}")
 }

@@ -74,7 +74,11 @@ fn place_fold(lines: &[(u64, LineBody)], left: usize) -> Option<(String, usize, 
 
 fn head_keys(sc: &Scanned, bodies: &[LineBody]) -> Vec<Option<u64>> {
     // The keeper knows the first hits exactly: those stay visible.
-    bodies.iter().enumerate().map(|(i, &b)| fold_key(b, sc.signals.is_early_hit(i as u64 + 1) == Some(true))).collect()
+    // Lines the reader asked for one by one are never folded.
+    let keyed = |i: usize, b| {
+        (i as u64 >= sc.unfolded_head).then(|| fold_key(b, sc.signals.is_early_hit(i as u64 + 1) == Some(true)))
+    };
+    bodies.iter().enumerate().map(|(i, &b)| keyed(i, b).flatten()).collect()
 }
 
 /// The lines (1 to the result) the head grows over first and the tail
@@ -177,7 +181,9 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, least: u64, room: usize, aft
     let ring: Vec<(u64, LineBody)> =
         sc.tail.lines().filter(|l| l.lineno > after).map(|l| (l.lineno, l.body())).collect();
     let is_signal = |n: u64| signals.contains(&n) || sc.signals.last_hit_shape(n).is_some();
-    let keys: Vec<Option<u64>> = ring.iter().map(|&(n, b)| fold_key(b, is_signal(n))).collect();
+    let unfolded_from = sc.lines.saturating_sub(sc.unfolded_tail);
+    let keys: Vec<Option<u64>> =
+        ring.iter().map(|&(n, b)| if n > unfolded_from { None } else { fold_key(b, is_signal(n)) }).collect();
     // Built newest first, reversed at the end.
     let mut lines: Vec<(u64, bool)> = Vec::new();
     let mut parts: Vec<String> = Vec::new();

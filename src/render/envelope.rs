@@ -37,7 +37,7 @@ use crate::stream::line::LineBody;
 use crate::stream::scan::Scanned;
 use crate::stream::signal::{shape as signal_shape, Group, SignalKeeper, SIGNAL_LINE_CHARS};
 use crate::text::redraw;
-use crate::text::sanitize::{display, is_unsafe_char, Display};
+use crate::text::sanitize::{display, terminal_safe_json, Display};
 use crate::text::shorten::{cut_marker, shorten_text};
 
 pub const HEADER_OPEN: &str = "<<<OUTBOX-HEADER";
@@ -541,22 +541,6 @@ fn extra_fields(info: &RunFacts) -> serde_json::Map<String, serde_json::Value> {
     }
     m.extend(info.extra.iter().map(|(k, v)| (k.clone(), v.clone())));
     m
-}
-
-/// serde_json escapes only C0 controls; every other unsafe character (DEL,
-/// C1, bidirectional overrides, from a command line, a path, an error) is
-/// escaped too, so the header is as safe on a terminal as the lines. Such
-/// characters can only occur inside JSON strings, where `\uXXXX` is valid.
-fn terminal_safe_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        if is_unsafe_char(c) {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn notes(sc: &Scanned, info: &RunFacts) -> Vec<String> {

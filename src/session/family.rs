@@ -26,12 +26,122 @@ use crate::render::facts::RunFacts as RunInfo;
 use crate::stream::scan::Scanned;
 
 /// The engine for these options; None when family knowledge is off.
+///
+/// User family files are checked one by one when they load, but together
+/// they can still exceed the regex size limits. Then the engine is built
+/// from what fits: the shipped families, then each user file in turn, a
+/// file that does not fit dropped (a replaced shipped family comes back)
+/// and named on stderr. A personal file never costs a run its output.
+///
+/// Built once per process and options (the two streams of `--stderr
+/// separate` share it), so wrap mode can build it before it starts the
+/// command: a slow build (large user families) must not eat into the time
+/// allowed for reading after the command exits.
 pub fn engine(opts: &FamilyOptions) -> anyhow::Result<Option<Arc<Classifier>>> {
     if opts.legacy {
         return Ok(None);
     }
-    let c = Classifier::new(family::load_all(), opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(Some(Arc::new(c)))
+    type Cache = Vec<(FamilyOptions, Arc<Classifier>)>;
+    static BUILT: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = built.iter().find(|(o, _)| o == opts) {
+        return Ok(Some(c.clone()));
+    }
+    let c = Arc::new(build(opts)?);
+    built.push((opts.clone(), c.clone()));
+    Ok(Some(c))
+}
+
+fn build(opts: &FamilyOptions) -> anyhow::Result<Classifier> {
+    let all = family::load_all();
+    let has_user = all.iter().any(|f| f.source.is_some());
+    let built = Classifier::new(all, opts).and_then(|c| {
+        // With user files, the rest of the engine is built now too, so a
+        // limit is met here and not on the first candidate line.
+        if has_user {
+            c.build_now()?;
+        }
+        Ok(c)
+    });
+    match built {
+        Ok(c) => Ok(c),
+        Err(_) if has_user => fitting(all, opts),
+        Err(e) => anyhow::bail!("{e}"),
+    }
+}
+
+/// The engine from the shipped families and as many user files as fit, in
+/// file order; each file left out is said once per process. The longest
+/// run of files that fits is found by bisection, so a build is tried
+/// O(log n) times per file left out, not once per file.
+fn fitting(all: &[family::FamilySpec], opts: &FamilyOptions) -> anyhow::Result<Classifier> {
+    let shipped = family::spec::embedded();
+    // With only these user files (indices into `all`) taken.
+    let build = |taken: &[usize]| {
+        let specs: Vec<family::FamilySpec> = all
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match f.source.is_none() || taken.contains(&i) {
+                true => Some(f.clone()),
+                // A left-out replacement gives the shipped family back.
+                false => shipped.iter().find(|s| s.name == f.name).cloned(),
+            })
+            .collect();
+        Classifier::new(&specs, opts).and_then(|c| c.build_now().map(|()| c))
+    };
+    let mut rest: Vec<usize> = (0..all.len()).filter(|&i| all[i].source.is_some()).collect();
+    let mut taken: Vec<usize> = Vec::new();
+    // The last engine built, and the files it holds.
+    let mut best = (Vec::new(), build(&taken).map_err(|e| anyhow::anyhow!("{e}"))?);
+    while !rest.is_empty() {
+        // The most files of `rest`, from its start, that fit with `taken`.
+        let (mut lo, mut hi) = (0, rest.len());
+        let mut why = String::new();
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            let trial: Vec<usize> = taken.iter().chain(&rest[..mid]).copied().collect();
+            match build(&trial) {
+                Ok(c) => {
+                    best = (trial, c);
+                    lo = mid;
+                }
+                Err(e) => {
+                    why = e;
+                    hi = mid - 1;
+                }
+            }
+        }
+        taken.extend(rest.drain(..lo));
+        if rest.is_empty() {
+            break;
+        }
+        // `rest[0]` does not fit after what is taken: leave it out.
+        let file = all[rest[0]].source.as_deref().map_or_else(String::new, family::spec::shown);
+        let why = if why.is_empty() { "it does not fit".to_string() } else { why };
+        say_once(format!(
+            "ignoring the family file {file}: with the families loaded before it, its patterns exceed the regex \
+             size limit ({}); the run goes on without it",
+            crate::text::sanitize::display_str(&why).text
+        ));
+        rest.remove(0);
+    }
+    if best.0 == taken {
+        return Ok(best.1);
+    }
+    // The last engine built holds fewer files (later trials failed): build
+    // the one that was settled on.
+    Ok(build(&taken).unwrap_or(best.1))
+}
+
+/// Says a message on stderr unless this process already said it (a run
+/// with `--stderr separate` builds two engines).
+fn say_once(message: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.contains(&message) {
+        crate::say!("{message}");
+        said.push(message);
+    }
 }
 
 /// Adds the family facts to the header (`family`, `signals`, `verdict`,

@@ -45,15 +45,17 @@ impl Session {
         self.sinks.scanner.finish();
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();
-        let sc = self.sinks.scanner.result();
+        let sc = self.scanned();
         if let Some(outcome) = self.quiet_when_empty(&sc, &ingest) {
             return outcome;
         }
         let mut facts = self.facts(&sc, &ingest, command);
         // Before settling: the JSON fold's header carries the history too.
-        let observation = self.observe_history(&sc, &ingest, &mut facts);
+        let (observation, pending) = self.observe_history(&sc, &ingest, &mut facts).unzip();
         let (asked, budget) = self.budget(&sc, &facts);
-        let body = self.settle(&sc, &mut facts, json, ndjson, budget);
+        // A JSON document too large to hold is folded from the stored copy.
+        let stored = ingest.spill.temp.as_deref().filter(|_| ingest.spill.error.is_none());
+        let body = self.settle(&sc, &mut facts, json, ndjson, budget, stored);
         let predicted = facts.full_output.clone();
         let full_output = self.commit(&sc, &ingest, &mut facts);
         // The header names the final path: a store that named the entry
@@ -76,19 +78,27 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             }
             b => b,
         };
-        let (printed, to) = match body {
-            Body::Tee => (tee_error.map_or(Ok(()), Err), self.raw_output()),
-            Body::Passthrough(text) => (print(self.raw_output(), text.as_bytes()), self.raw_output()),
-            Body::Json(text) => (print(Stream::Stdout, text.as_bytes()), Stream::Stdout),
+        let chars = |t: &str| t.chars().count() as u64;
+        let (printed, to, shown) = match body {
+            Body::Tee => (tee_error.map_or(Ok(()), Err), self.raw_output(), sc.chars),
+            Body::Passthrough(text) => (print(self.raw_output(), text.as_bytes()), self.raw_output(), chars(&text)),
+            Body::Json(text) => (print(Stream::Stdout, text.as_bytes()), Stream::Stdout, chars(&text)),
             Body::Ndjson(nd) => {
                 let text = nd.render(&self.fold_context(&sc, &facts, budget));
-                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout)
+                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout, chars(&text))
             }
             Body::Text => {
                 let text = envelope::render(&sc, &self.budgets(budget), &facts, &self.signal);
-                (print(self.envelope_to, text.as_bytes()), self.envelope_to)
+                (print(self.envelope_to, text.as_bytes()), self.envelope_to, chars(&text))
             }
         };
+        // The run's record, with what the reader was given (`outbox stats`).
+        if let Some(p) = pending {
+            let id = if full_output.is_some() { facts.id.as_str() } else { "" };
+            if let Err(e) = p.append(shown, facts.strategy.as_str(), id) {
+                crate::say!("could not record this run in the history: {e}");
+            }
+        }
         if to == self.raw_output() && facts.strategy == Strategy::Passthrough {
             if let Some(t) = observation.as_ref().and_then(|o| o.trend.as_ref()).filter(|t| t.is_near(NEAR_RUNS)) {
                 warn_near_boundary(&self.label, t);
@@ -136,7 +146,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             (Ok(_), None, None) => (None, Some("the spill file was lost".to_string())),
             (Ok(store), Some(_), None) => (Some(store.data_path(&id).to_string_lossy().into_owned()), None),
         };
-        let mut notes = Vec::new();
+        let mut notes = self.notes.clone();
         if let Some(e) = &ingest.read_error {
             notes.push(format!("reading the input failed after {} bytes: {e}", sc.bytes));
         }
@@ -173,7 +183,12 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
     /// another entry holds these digits (then the record names the short
     /// one). A history that cannot be written must not fail a run whose
     /// output is safe: it is said on stderr.
-    fn observe_history(&self, sc: &Scanned, ingest: &Ingest, facts: &mut RunFacts) -> Option<history::Observation> {
+    fn observe_history(
+        &self,
+        sc: &Scanned,
+        ingest: &Ingest,
+        facts: &mut RunFacts,
+    ) -> Option<(history::Observation, history::Pending)> {
         // Runs are compared only where the series key names a command
         // (wrap mode, the wrappers, the hook, `--label`): unlabelled pipes
         // in one directory are unrelated commands, never one series.
@@ -196,7 +211,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             digest: &store::digest_hex(&ingest.spill.digest),
             complete: facts.interrupted.is_none() && ingest.read_error.is_none(),
         };
-        let observation = match history::observe(store.dir(), &self.args, &run) {
+        let (observation, pending) = match history::observe(store, &self.args, &run) {
             Ok(o) => o,
             Err(e) => {
                 crate::say!("could not record this run in the history: {e}");
@@ -217,7 +232,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             summary.push_str("; ");
             summary.push_str(&phrase);
         }
-        Some(observation)
+        Some((observation, pending))
     }
 
     /// This stream's budget as asked (its share, with `--stderr
@@ -238,6 +253,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         json: Option<JsonCollector>,
         ndjson: Option<NdjsonFolder>,
         budget: usize,
+        stored: Option<&std::path::Path>,
     ) -> Body {
         let (strategy, body) = if self.args.envelope == EnvelopeMode::Never {
             (Strategy::Tee, Body::Tee)
@@ -245,7 +261,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             (Strategy::Passthrough, Body::Passthrough(text))
         } else if let Some(json) = json {
             facts.strategy = Strategy::JsonShape;
-            match json.fold(&self.fold_context(sc, facts, budget)) {
+            match json.fold(&self.fold_context(sc, facts, budget), stored) {
                 Ok(text) => (Strategy::JsonShape, Body::Json(text)),
                 Err(fallback) => {
                     // Not JSON (or too large to fold): the text envelope,
@@ -293,12 +309,22 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         let result = match (&self.store, ingest.spill.temp.as_ref()) {
             (Ok(store), Some(temp)) if facts.spill_error.is_none() => {
                 let mut meta = meta(sc, ingest, facts, store.ttl_seconds());
-                store.commit(temp, &mut meta).map(|entry| {
-                    store::maybe_collect(store);
+                store.commit(temp, &mut meta).and_then(|entry| {
+                    store::maybe_collect(store, &entry.id);
+                    // Collection spares this run's entry and every young
+                    // one; should anything else have removed it meanwhile,
+                    // the envelope must not name a file that is gone.
+                    if !store.holds_entry(&entry.id) {
+                        return Err(io::Error::other(format!(
+                            "the stored copy {} was removed right after it was made (by outbox rm or gc in \
+                             another process); re-run the command to keep it",
+                            entry.id
+                        )));
+                    }
                     // Longer than predicted when another entry holds the
                     // short id's digits.
                     facts.id = entry.id;
-                    entry.path
+                    Ok(entry.path)
                 })
             }
             _ => Err(io::Error::other("no stored copy")),

@@ -4,11 +4,13 @@
 
 use std::path::Path;
 
-use crate::history::series::{normalise_command, Record, SeriesKey, Unit, MAX_SHAPES};
+use crate::history::dir::HistoryDir;
+use crate::history::series::{normalise_command, Record, Series, SeriesKey, Unit, MAX_SHAPES};
 pub use crate::history::Observation;
 use crate::history::{self, project};
 use crate::render::facts::CommandInfo;
 use crate::session::options::RunOptions;
+use crate::store::Store;
 
 /// The figures of one finished run, as the session knows them.
 pub struct RunFigures<'a> {
@@ -36,10 +38,30 @@ pub fn boundary(opts: &RunOptions) -> (u64, Unit) {
     }
 }
 
-/// Records the run and reads what its series says. Errors are the
-/// caller's to report: a history that cannot be written must not fail the
-/// run whose output is already safe.
-pub fn observe(store: &Path, opts: &RunOptions, run: &RunFigures<'_>) -> std::io::Result<Observation> {
+/// A run's record, appended once the run has printed.
+pub struct Pending {
+    dir: HistoryDir,
+    series: Series,
+    record: Record,
+}
+
+impl Pending {
+    /// Appends the record with what was printed and the entry's final id.
+    pub fn append(mut self, printed: u64, strategy: &str, id: &str) -> std::io::Result<()> {
+        self.record.printed = Some(printed);
+        self.record.strategy = Some(strategy.to_string());
+        if !id.is_empty() {
+            self.record.id = id.to_string();
+        }
+        self.series.append(&self.dir, &self.record)
+    }
+}
+
+/// Reads what the run's series says about it; the record itself is
+/// appended by [`Pending::append`] once the run has printed. Errors are the
+/// caller's to report: a history that cannot be read or written must not
+/// fail the run whose output is already safe.
+pub fn observe(store: &Store, opts: &RunOptions, run: &RunFigures<'_>) -> std::io::Result<(Observation, Pending)> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| Path::new("/").to_path_buf());
     let root = project::root(&cwd);
     // `--label` names the series on its own (within the project); otherwise
@@ -66,7 +88,12 @@ pub fn observe(store: &Path, opts: &RunOptions, run: &RunFigures<'_>) -> std::io
         rev: project::revision(&root),
         ok: run.complete && killed.is_none() && status.is_none_or(|s| s == 0),
         shapes: run.shapes.iter().take(MAX_SHAPES).copied().collect(),
+        printed: None,
+        strategy: None,
     };
     let (b, unit) = boundary(opts);
-    history::observe(store, key, &record, b, unit)
+    let dir = history::open_dir(store)?;
+    let series = Series::new(key);
+    let observation = history::look(&dir, &series, &record, b, unit)?;
+    Ok((observation, Pending { dir, series, record }))
 }

@@ -100,6 +100,8 @@ pub struct Session {
     /// stdout's is a JSON document (`--format json|ndjson|auto` with
     /// `--stderr separate`), which must stay the only thing on stdout.
     envelope_to: Stream,
+    /// Notes the caller adds for the envelope (before the head).
+    notes: Vec<String>,
 }
 
 /// The consumers of the input: the text scanner always (its counts and its
@@ -241,11 +243,19 @@ impl Session {
             plan: None,
             families,
             envelope_to,
+            notes: Vec::new(),
         })
     }
 
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// The temporary file the output is being stored in, until the input
+    /// ends and it becomes the entry (for a detached run's record, so what
+    /// has arrived can be read while the command runs).
+    pub fn spill_path(&self) -> Option<&std::path::Path> {
+        self.target.as_ref().map(|t| t.path.as_path())
     }
 
     /// Where this stream's own bytes go when copied or passed through:
@@ -279,7 +289,7 @@ impl Session {
     /// command it may have to name).
     pub fn measure(&mut self) -> Measure {
         self.sinks.scanner.finish();
-        let sc = self.sinks.scanner.result();
+        let sc = self.scanned();
         let text = self.sinks.planned_strategy() == Strategy::TextEnvelope;
         let printed = match sc.head_is_all && !sc.binary {
             true => envelope::safe_copy(sc.head).chars().count() as u64,
@@ -327,21 +337,74 @@ impl Session {
         Measure { bytes: sc.bytes, chars: printed, binary: sc.binary, kept_whole: sc.head_is_all, whole_envelope }
     }
 
-    /// The budgets of the text envelope, at `budget` in all.
+    /// The budgets of the text envelope, at `budget` in all. Lines the
+    /// reader asked for (`keep_head_lines`, `keep_tail_lines`) raise the
+    /// head's and the tail's reservations to what they take, so they come
+    /// before signal lines; the envelope still never exceeds the budget.
     fn budgets(&self, budget: usize) -> Budgets {
-        Budgets {
+        let mut b = Budgets {
             budget,
             tail_budget: self.args.tail_budget,
             head_budget: self.args.head_budget,
             tail_lines: self.args.tail,
             spill_limit: self.args.spill_limit,
+        };
+        if self.args.keep_head_lines.is_none() && self.args.keep_tail_lines.is_none() {
+            return b;
         }
+        let sc = self.sinks.scanner.result();
+        if let Some(n) = self.args.keep_head_lines {
+            b.head_budget = b.head_budget.max(head_chars(sc.head, n));
+        }
+        if let Some(n) = self.args.keep_tail_lines {
+            b.tail_lines = b.tail_lines.max(n);
+            b.tail_budget = b.tail_budget.max(tail_chars(sc.tail, n));
+        }
+        b
+    }
+
+    /// The scanner's result, with the lines the reader asked to see one by
+    /// one (`keep_head_lines`, `keep_tail_lines`) marked unfoldable.
+    fn scanned(&self) -> crate::stream::scan::Scanned<'_> {
+        let mut sc = self.sinks.scanner.result();
+        sc.unfolded_head = self.args.keep_head_lines.unwrap_or(0) as u64;
+        sc.unfolded_tail = self.args.keep_tail_lines.unwrap_or(0) as u64;
+        sc
+    }
+
+    /// Adds a note to the envelope (said before the head), such as why the
+    /// input ended early.
+    pub fn note(&mut self, text: String) {
+        self.notes.push(text);
     }
 
     /// Prints as `plan` says instead of deciding alone (`--stderr separate`).
     pub fn set_plan(&mut self, plan: Plan) {
         self.plan = Some(plan);
     }
+}
+
+/// Characters the first `n` lines of `head` take when printed, markers
+/// and their room for escapes included (an estimate from above).
+fn head_chars(head: &[u8], n: usize) -> usize {
+    let mut total = 64;
+    for line in head.split(|&b| b == b'\n').take(n) {
+        total += crate::text::utf8::count_chars(line) as usize + 2;
+    }
+    total
+}
+
+/// The same for the last `n` lines the tail ring holds.
+fn tail_chars(tail: &crate::stream::tail::TailRing, n: usize) -> usize {
+    use crate::stream::line::LineBody;
+    let mut total = 64;
+    for line in tail.lines().rev().take(n) {
+        total += match line.body() {
+            LineBody::Whole(b) => crate::text::utf8::count_chars(b) as usize,
+            LineBody::Cut { chars, .. } => chars as usize,
+        } + 2;
+    }
+    total
 }
 
 /// A store directory whose path is not UTF-8 cannot be named in a header
@@ -401,7 +464,7 @@ pub fn run_stdin(args: &RunOptions) -> anyhow::Result<u8> {
             );
         }
     }
-    let reader = Reader::stdin();
+    let reader = Reader::stdin().map_err(|e| anyhow::anyhow!("cannot read standard input: {e}"))?;
     let ingest = session.ingest(reader);
     let command = args.status_file.as_deref().map(|f| status_from_file(f, session.label()));
     Ok(session.finish(ingest, command).exit_code())

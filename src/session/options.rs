@@ -84,6 +84,13 @@ pub struct RunOptions {
     /// `CMD | outbox`: a file the piped command's exit status is written
     /// to before its output ends (the agent hook's rewrite).
     pub status_file: Option<PathBuf>,
+    /// The first lines the reader asked for (the `| head -N` an agent hook
+    /// replaced): their characters are reserved in the head, within the
+    /// budget.
+    pub keep_head_lines: Option<usize>,
+    /// The last lines the reader asked for (`| tail -N`): their characters
+    /// are reserved in the tail, within the budget.
+    pub keep_tail_lines: Option<usize>,
     /// The harness that reads the output (sets the boundary).
     pub harness: Harness,
     /// The reader's cut-off in characters, when given.
@@ -112,6 +119,8 @@ impl Default for RunOptions {
             progress: false,
             families: crate::family::FamilyOptions::default(),
             status_file: None,
+            keep_head_lines: None,
+            keep_tail_lines: None,
             harness: Harness::None,
             boundary: None,
         }

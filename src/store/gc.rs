@@ -4,18 +4,22 @@
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
-use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context as _};
 
 use super::ls::Listed;
 use super::meta::{read_meta_at, MetaState};
-use super::sys::{try_flock, Stat, StoreDir};
+use super::sys::{try_flock, Lock, Stat, StoreDir};
 use super::{
     format_age, format_size, is_entry_name, now_secs, path_text, plural, shown, Store, StoreEnv,
     AUTO_GC_INTERVAL_SECONDS, GC_STAMP, META_SUFFIX, TEMP_GRACE_SECONDS, TEMP_PREFIX,
 };
+
+/// Entries younger than this are never evicted by the size cap in the
+/// automatic collection after a run (expiry still applies): an envelope
+/// has just named them.
+pub const CAP_GRACE_SECONDS: u64 = 60;
 
 /// `outbox gc` options.
 #[derive(Debug, Clone, Default)]
@@ -31,7 +35,18 @@ struct GcPlan {
     expire: bool,
     /// Then evict the oldest entries until the store is at most this size.
     cap: Option<u64>,
+    /// Entries younger than this many seconds are not evicted by the cap
+    /// (automatic collection: [`CAP_GRACE_SECONDS`]; an explicit `outbox
+    /// gc` takes none, it is what the user asked for).
+    grace: u64,
     dry_run: bool,
+}
+
+/// What collection must leave alone whatever its age: the entry the
+/// collecting run has just stored.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spare<'a> {
+    id: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +129,7 @@ fn temp_is_stale(dir: &StoreDir, name: &str, st: &Stat, now: u64) -> bool {
     }
     match dir.open_read(name) {
         // The lock (if taken) is released when `file` closes.
-        Ok((file, _)) => try_flock(file.as_raw_fd(), libc::LOCK_EX).unwrap_or(true),
+        Ok((file, _)) => try_flock(&file, Lock::Exclusive).unwrap_or(true),
         Err(_) => false,
     }
 }
@@ -122,7 +137,7 @@ fn temp_is_stale(dir: &StoreDir, name: &str, st: &Stat, now: u64) -> bool {
 /// One pass of collection, as `plan` says. Only outbox's own names are
 /// considered, and of those only regular files of ours: symlinks, foreign
 /// files and directories are skipped, never followed or removed.
-fn collect(dir: &StoreDir, plan: GcPlan, now: u64) -> io::Result<GcReport> {
+fn collect(dir: &StoreDir, plan: GcPlan, spare: Spare<'_>, now: u64) -> io::Result<GcReport> {
     let mut report = GcReport::default();
     let fail = |report: &mut GcReport, name: &str, e: io::Error| {
         report.failures.push(format!("cannot remove {} from {}: {e}", shown(name), path_text(&dir.path)))
@@ -157,6 +172,9 @@ fn collect(dir: &StoreDir, plan: GcPlan, now: u64) -> io::Result<GcReport> {
     // a cap check on a store under its cap costs one lstat per file.
     let mut live: Vec<(Listed, bool)> = Vec::new();
     for name in entry_names {
+        if spare.id == Some(name.as_str()) {
+            continue;
+        }
         let Ok(stat) = dir.stat(&name) else { continue };
         if !stat.ours() {
             continue;
@@ -220,6 +238,10 @@ fn collect(dir: &StoreDir, plan: GcPlan, now: u64) -> io::Result<GcReport> {
                 if total <= cap {
                     break;
                 }
+                if e.0.born().saturating_add(plan.grace) > now {
+                    // Too young; so are the rest (oldest first).
+                    break;
+                }
                 let bytes = e.0.stat.size + e.0.meta_bytes;
                 match remove_entry(dir, &e.0.id, plan.dry_run) {
                     Ok(()) => {
@@ -247,8 +269,9 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
                 // An explicit gc restarts the automatic one's clock.
                 let _ = store.touch_stamp();
             }
-            let plan = GcPlan { expire: true, cap, dry_run: args.dry_run };
-            collect(&store, plan, now_secs()).with_context(|| format!("collecting {} failed", path_text(&path)))?
+            let plan = GcPlan { expire: true, cap, grace: 0, dry_run: args.dry_run };
+            collect(&store, plan, Spare::default(), now_secs())
+                .with_context(|| format!("collecting {} failed", path_text(&path)))?
             // The lock is released here, before printing: a slow reader of
             // this report must not hold up every outbox run.
         }
@@ -286,12 +309,14 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Automatic collection, called by a run after its commit. At most once
+/// Automatic collection, called by a run after its commit of `own` (which
+/// it never removes, whatever the cap; see [`CAP_GRACE_SECONDS`] for the
+/// entries of concurrent runs). At most once
 /// per [`AUTO_GC_INTERVAL_SECONDS`] (the stamp's mtime) it runs a full gc;
 /// with a cap (the default 2 GiB, or `OUTBOX_MAX_STORE_BYTES`) it checks
 /// the store's size on every run (an lstat per file) so the cap holds. Silent: errors are ignored, and it never waits
 /// for another process's lock.
-pub fn maybe_collect(store: &Store) {
+pub fn maybe_collect(store: &Store, own: &str) {
     let cap = store.max_bytes();
     let Ok(dir) = store.store_dir().reopen() else { return };
     let now = now_secs();
@@ -312,10 +337,15 @@ pub fn maybe_collect(store: &Store) {
     // Busy: another gc runs, or runs are committing; next time. (A
     // filesystem without flock gives an error: collect unlocked, as `outbox
     // gc` does, rather than never.)
-    if let Ok(false) = try_flock(dir.fd.as_raw_fd(), libc::LOCK_EX) {
+    if let Ok(false) = try_flock(&dir.fd, Lock::Exclusive) {
         return;
     }
-    let _ = collect(&dir, GcPlan { expire: due, cap, dry_run: false }, now);
+    let _ = collect(
+        &dir,
+        GcPlan { expire: due, cap, grace: CAP_GRACE_SECONDS, dry_run: false },
+        Spare { id: Some(own) },
+        now,
+    );
 }
 
 #[cfg(test)]
@@ -333,11 +363,11 @@ mod tests {
         let name = t.path.file_name().unwrap().to_str().unwrap().to_string();
         t.file.set_modified(SystemTime::now() - Duration::from_secs(2 * TEMP_GRACE_SECONDS)).unwrap();
         let dir = StoreDir::open(store.dir()).unwrap();
-        let plan = GcPlan { expire: true, cap: None, dry_run: false };
-        let r = collect(&dir, plan, now_secs()).unwrap();
+        let plan = GcPlan { expire: true, cap: None, grace: 0, dry_run: false };
+        let r = collect(&dir, plan, Spare::default(), now_secs()).unwrap();
         assert_eq!(r.temps, 0, "a running writer's file was removed");
         drop(t.file);
-        let r = collect(&dir, plan, now_secs()).unwrap();
+        let r = collect(&dir, plan, Spare::default(), now_secs()).unwrap();
         assert_eq!(r.temps, 1);
         assert!(!names_in(&store).contains(&name));
     }
@@ -349,7 +379,8 @@ mod tests {
         let old_short = put(&store, "a", b"1", now - 100, 50);
         let old_long = put(&store, "b", b"2", now - 100, 500);
         let dir = StoreDir::open(store.dir()).unwrap();
-        let r = collect(&dir, GcPlan { expire: true, cap: None, dry_run: false }, now).unwrap();
+        let r =
+            collect(&dir, GcPlan { expire: true, cap: None, grace: 0, dry_run: false }, Spare::default(), now).unwrap();
         assert_eq!(r.removed.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), [old_short.as_str()]);
         assert_eq!(r.removed[0].why, Why::Expired { ago: 50 });
         assert_eq!(names_in(&store), vec![old_long.clone(), format!("{old_long}{META_SUFFIX}")]);
@@ -363,7 +394,8 @@ mod tests {
         assert_eq!(put(&store, "a", b"same", now, 50), id);
         assert_eq!(store.read_meta(&id).unwrap().created, now);
         let dir = StoreDir::open(store.dir()).unwrap();
-        let r = collect(&dir, GcPlan { expire: true, cap: None, dry_run: false }, now).unwrap();
+        let r =
+            collect(&dir, GcPlan { expire: true, cap: None, grace: 0, dry_run: false }, Spare::default(), now).unwrap();
         assert!(r.removed.is_empty());
     }
 
@@ -372,16 +404,16 @@ mod tests {
         let (_tmp, store) = store();
         let now = now_secs();
         let first = put(&store, "a", b"expired", now - 100, 1);
-        maybe_collect(&store);
+        maybe_collect(&store, "");
         assert!(!store.data_path(&first).exists(), "the first run collects");
         assert!(store.dir().join(GC_STAMP).exists());
         let second = put(&store, "b", b"expired too", now - 100, 1);
-        maybe_collect(&store);
+        maybe_collect(&store, "");
         assert!(store.data_path(&second).exists(), "within the hour nothing more is collected");
         // An hour later it runs again.
         let stamp = File::options().write(true).open(store.dir().join(GC_STAMP)).unwrap();
         stamp.set_modified(SystemTime::now() - Duration::from_secs(AUTO_GC_INTERVAL_SECONDS + 1)).unwrap();
-        maybe_collect(&store);
+        maybe_collect(&store, "");
         assert!(!store.data_path(&second).exists());
     }
 
@@ -389,19 +421,42 @@ mod tests {
     fn the_cap_evicts_oldest_first_and_keeps_the_newest() {
         let (_tmp, store) = store();
         let now = now_secs();
-        let a = put(&store, "a", &[1; 1000], now - 30, 1000);
-        let b = put(&store, "b", &[2; 1000], now - 20, 1000);
-        let c = put(&store, "c", &[3; 1000], now - 10, 1000);
+        let old = now - CAP_GRACE_SECONDS;
+        let a = put(&store, "a", &[1; 1000], old - 30, 1000);
+        let b = put(&store, "b", &[2; 1000], old - 20, 1000);
+        let c = put(&store, "c", &[3; 1000], old - 10, 1000);
         let dir = StoreDir::open(store.dir()).unwrap();
         let meta = fs::metadata(store.meta_path(&b)).unwrap().len();
-        let plan = GcPlan { expire: false, cap: Some(2 * (1000 + meta)), dry_run: false };
-        let r = collect(&dir, plan, now).unwrap();
+        let plan = GcPlan { expire: false, cap: Some(2 * (1000 + meta)), grace: CAP_GRACE_SECONDS, dry_run: false };
+        let r = collect(&dir, plan, Spare::default(), now).unwrap();
         assert_eq!(
             r.removed.iter().map(|r| (r.name.as_str(), &r.why)).collect::<Vec<_>>(),
             [(a.as_str(), &Why::OverCap)]
         );
-        let r = collect(&dir, GcPlan { cap: Some(0), ..plan }, now).unwrap();
+        let r = collect(&dir, GcPlan { cap: Some(0), ..plan }, Spare::default(), now).unwrap();
         assert_eq!(r.removed.len(), 1);
         assert_eq!(names_in(&store), vec![c.clone(), format!("{c}{META_SUFFIX}")]);
+    }
+
+    /// Concurrent runs under a small cap: none evicts an entry another run
+    /// has just named, nor its own, whatever the order of their commits.
+    #[test]
+    fn the_cap_spares_young_entries_and_the_runs_own() {
+        let (_tmp, store) = store();
+        let now = now_secs();
+        let old = put(&store, "old", &[0; 1000], now - CAP_GRACE_SECONDS - 100, 100_000);
+        let young: Vec<String> = (0..4u8).map(|i| put(&store, "y", &[i + 1; 1000], now - i as u64, 1000)).collect();
+        let dir = StoreDir::open(store.dir()).unwrap();
+        let plan = GcPlan { expire: false, cap: Some(0), grace: CAP_GRACE_SECONDS, dry_run: false };
+        // The run that stored young[3] (not the newest) collects.
+        let r = collect(&dir, plan, Spare { id: Some(&young[3]) }, now).unwrap();
+        assert_eq!(r.removed.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), [old.as_str()]);
+        for y in &young {
+            assert!(store.data_path(y).exists(), "{y} evicted while young");
+        }
+        // Its own entry survives even past the grace.
+        let r = collect(&dir, plan, Spare { id: Some(&young[0]) }, now + 10 * CAP_GRACE_SECONDS).unwrap();
+        assert!(store.data_path(&young[0]).exists());
+        assert_eq!(r.removed.len(), 2, "the rest but the newest");
     }
 }

@@ -53,7 +53,6 @@
 //! printed.
 
 use std::io::{self, Read, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -62,7 +61,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::stream::spill::SpillTarget;
 use meta::{meta_from_file, MetaState};
-use sys::{annotate, chmod_private, try_flock, StoreDir};
+use sys::{annotate, chmod_private, try_flock, Lock, StoreDir};
 
 /// What to do about a store that cannot be created or used.
 pub(crate) const DIR_HINT: &str = "set OUTBOX_DIR or pass --dir to use another directory";
@@ -153,6 +152,24 @@ impl Store {
         Ok(Store { dir: Arc::new(dir), ttl_seconds: DEFAULT_TTL_SECONDS, max_bytes: None, min_free: None })
     }
 
+    /// Opens an existing store (verified as [`Store::open`] does) without
+    /// creating one: `None` when there is none (reading commands).
+    pub fn open_existing(dir: &Path) -> io::Result<Option<Store>> {
+        Ok(StoreDir::open_existing(dir)?.map(|d| Store {
+            dir: Arc::new(d),
+            ttl_seconds: DEFAULT_TTL_SECONDS,
+            max_bytes: None,
+            min_free: None,
+        }))
+    }
+
+    /// The store directory's descriptor: what every access in it is
+    /// relative to (the history folder too).
+    pub(crate) fn dir_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.dir.fd.as_fd()
+    }
+
     /// The path the store was opened by.
     pub fn dir(&self) -> &Path {
         &self.dir.path
@@ -200,7 +217,7 @@ impl Store {
                 Ok(file) => {
                     // Best effort: without flock, gc falls back on the mtime
                     // grace period alone.
-                    let _ = try_flock(file.as_raw_fd(), libc::LOCK_EX);
+                    let _ = try_flock(&file, Lock::Exclusive);
                     return Ok((file, name));
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -333,6 +350,12 @@ impl Store {
         Ok(())
     }
 
+    /// Whether the entry `id` is (still) in the store: a regular file of
+    /// ours under that name.
+    pub fn holds_entry(&self, id: &str) -> bool {
+        self.dir.stat(id).is_ok_and(|st| st.ours())
+    }
+
     /// Reads the metadata of `id`, if present, ours and well-formed.
     pub fn read_meta(&self, id: &str) -> Option<Meta> {
         let (file, _) = self.dir.open_read(&format!("{id}{META_SUFFIX}")).ok()?;
@@ -349,7 +372,7 @@ impl Store {
         let dir = self.dir.reopen().ok()?;
         let deadline = Instant::now() + COMMIT_LOCK_WAIT;
         loop {
-            match try_flock(dir.fd.as_raw_fd(), libc::LOCK_SH) {
+            match try_flock(&dir.fd, Lock::Shared) {
                 Ok(true) => return Some(dir),
                 Ok(false) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
                 _ => return None,

@@ -7,13 +7,15 @@
 //! cannot redirect a single write: the run keeps working in the directory it
 //! checked. Members are named by one path component, checked by [`member`].
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags, Timestamps};
+use rustix::io::Errno;
 
 use super::{path_text, DIR_HINT, GC_STAMP};
 
@@ -47,8 +49,7 @@ pub(crate) fn refuse(dir: &Path, why: String) -> io::Error {
 }
 
 pub(crate) fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// Adds what to do to an error about the store directory itself.
@@ -76,29 +77,32 @@ pub(crate) fn check_ours(file: &File) -> io::Result<fs::Metadata> {
     Ok(md)
 }
 
-/// `flock(op | LOCK_NB)`: Ok(false) when someone else holds it.
-pub(crate) fn try_flock(fd: RawFd, op: libc::c_int) -> io::Result<bool> {
+/// How a lock is taken: [`try_flock`] asks without waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lock {
+    Shared,
+    Exclusive,
+}
+
+/// `flock` without waiting: Ok(false) when someone else holds it.
+pub(crate) fn try_flock(fd: impl AsFd, lock: Lock) -> io::Result<bool> {
+    let op = match lock {
+        Lock::Shared => FlockOperation::NonBlockingLockShared,
+        Lock::Exclusive => FlockOperation::NonBlockingLockExclusive,
+    };
     loop {
-        // SAFETY: flock on a descriptor we own; no memory is passed.
-        if unsafe { libc::flock(fd, op | libc::LOCK_NB) } == 0 {
-            return Ok(true);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) => return Ok(false),
-            _ => return Err(e),
+        match rfs::flock(fd.as_fd(), op) {
+            Ok(()) => return Ok(true),
+            Err(Errno::INTR) => continue,
+            Err(Errno::WOULDBLOCK) => return Ok(false),
+            Err(e) => return Err(e.into()),
         }
     }
 }
 
-/// The result of a libc call that returns -1 on error.
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
+/// Flags of every open of the store directory: never through a symlink.
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
 /// What lstat says about a member of the store.
@@ -115,6 +119,19 @@ pub(crate) struct Stat {
 }
 
 impl Stat {
+    // The fields' types differ by platform (macOS: a 16-bit mode).
+    #[allow(clippy::unnecessary_cast)]
+    fn of(st: &rfs::Stat) -> Stat {
+        let mtime = st.st_mtime as i64;
+        Stat {
+            is_file: FileType::from_raw_mode(st.st_mode as _) == FileType::RegularFile,
+            uid: st.st_uid,
+            size: st.st_size.max(0) as u64,
+            mtime,
+            mtime_ns: mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128,
+        }
+    }
+
     pub(crate) fn ours(&self) -> bool {
         self.is_file && self.uid == euid()
     }
@@ -138,27 +155,20 @@ impl StoreDir {
     /// Opens and verifies an existing directory; a symlink is refused,
     /// never followed.
     pub(crate) fn open(path: &Path) -> io::Result<StoreDir> {
-        let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: valid NUL-terminated path; the result is checked.
-        let raw = unsafe { libc::open(c.as_ptr(), flags) };
-        if raw < 0 {
-            let e = io::Error::last_os_error();
+        let fd = match rfs::open(path, dir_flags(), Mode::empty()) {
+            Ok(fd) => fd,
             // O_NOFOLLOW | O_DIRECTORY on a symlink fails with ELOOP or
             // ENOTDIR depending on the kernel: say which it was.
-            return Err(match e.raw_os_error() {
-                Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
-                    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-                    refuse(path, refusal(is_link, false, 0, 0).unwrap_or_default())
-                }
-                _ => annotate(e, "cannot open the store", path),
-            });
-        }
-        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+            Err(Errno::LOOP | Errno::NOTDIR) => {
+                let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+                return Err(refuse(path, refusal(is_link, false, 0, 0).unwrap_or_default()));
+            }
+            Err(e) => return Err(annotate(e.into(), "cannot open the store", path)),
+        };
         let dir = StoreDir { fd, path: path.to_path_buf() };
-        let st = dir.fstat()?;
-        if let Some(why) = refusal(false, st.st_mode & libc::S_IFMT == libc::S_IFDIR, st.st_uid, st.st_mode) {
+        let st = rfs::fstat(&dir.fd)?;
+        let is_dir = FileType::from_raw_mode(st.st_mode as _) == FileType::Directory;
+        if let Some(why) = refusal(false, is_dir, st.st_uid, st.st_mode as u32) {
             return Err(refuse(path, why));
         }
         Ok(dir)
@@ -176,28 +186,19 @@ impl StoreDir {
                 fs::create_dir_all(parent)
                     .map_err(|e| hint(annotate(e, "cannot create the parent of the store", parent)))?;
             }
-            let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
-            // SAFETY: valid NUL-terminated path.
-            match cvt(unsafe { libc::mkdir(c.as_ptr(), 0o700) }) {
-                Ok(_) => created = true,
+            match rfs::mkdir(path, Mode::RWXU) {
+                Ok(()) => created = true,
                 // Another outbox created it meanwhile: verify below.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(hint(annotate(e, "cannot create the store", path))),
+                Err(Errno::EXIST) => {}
+                Err(e) => return Err(hint(annotate(e.into(), "cannot create the store", path))),
             }
         }
         if created {
             // The umask may have removed owner bits; fix them on the
             // descriptor of what we created (never through the path).
-            let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
-            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-            // SAFETY: valid path; the result is checked and closed below.
-            if let Ok(raw) = cvt(unsafe { libc::open(c.as_ptr(), flags) }) {
-                // SAFETY: fresh descriptor owned here.
-                let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-                let st = StoreDir { fd, path: path.to_path_buf() }.fstat()?;
-                if st.st_uid == euid() {
-                    // SAFETY: fchmod on a descriptor we own.
-                    unsafe { libc::fchmod(raw, 0o700) };
+            if let Ok(fd) = rfs::open(path, dir_flags(), Mode::empty()) {
+                if rfs::fstat(&fd)?.st_uid == euid() {
+                    let _ = rfs::fchmod(&fd, Mode::RWXU);
                 }
             }
         }
@@ -217,89 +218,48 @@ impl StoreDir {
     /// The same directory under a new open file description (its own
     /// offset for readdir, its own flock), found through the descriptor.
     pub(crate) fn reopen(&self) -> io::Result<StoreDir> {
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: "." is a valid C string; the descriptor is open.
-        let raw = cvt(unsafe { libc::openat(self.fd.as_raw_fd(), c".".as_ptr(), flags) })?;
-        // SAFETY: fresh descriptor owned here.
-        Ok(StoreDir { fd: unsafe { OwnedFd::from_raw_fd(raw) }, path: self.path.clone() })
-    }
-
-    fn fstat(&self) -> io::Result<libc::stat> {
-        // SAFETY: zeroed stat is a valid out-parameter; the fd is open.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        cvt(unsafe { libc::fstat(self.fd.as_raw_fd(), &mut st) })?;
-        Ok(st)
+        let fd = rfs::openat(&self.fd, c".", dir_flags(), Mode::empty())?;
+        Ok(StoreDir { fd, path: self.path.clone() })
     }
 
     /// Names in the directory that could be ours (UTF-8; others never are),
-    /// read through the descriptor.
+    /// read through the descriptor (under an open file description of
+    /// their own, so the listing has its own offset).
     pub(crate) fn names(&self) -> io::Result<Vec<String>> {
-        let own = self.reopen().map_err(|e| annotate(e, "cannot list the store", &self.path))?;
-        let raw = own.fd.into_raw_fd();
-        // SAFETY: on success fdopendir owns `raw` (closedir closes it).
-        let dirp = unsafe { libc::fdopendir(raw) };
-        if dirp.is_null() {
-            let e = io::Error::last_os_error();
-            // SAFETY: `raw` is still ours when fdopendir failed.
-            unsafe { libc::close(raw) };
-            return Err(annotate(e, "cannot list the store", &self.path));
-        }
-        let mut names = Vec::new();
-        loop {
-            // SAFETY: dirp is a valid DIR*; the entry is read before the next
-            // readdir call.
-            let ent = unsafe { libc::readdir(dirp) };
-            if ent.is_null() {
-                break;
-            }
-            // SAFETY: d_name is a NUL-terminated array inside the entry.
-            let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
-            if let Ok(s) = name.to_str() {
-                if s != "." && s != ".." {
-                    names.push(s.to_string());
+        let listing = || -> io::Result<Vec<String>> {
+            let mut names = Vec::new();
+            for entry in rfs::Dir::read_from(&self.fd)? {
+                if let Ok(s) = entry?.file_name().to_str() {
+                    if s != "." && s != ".." {
+                        names.push(s.to_string());
+                    }
                 }
             }
-        }
-        // SAFETY: dirp is valid and not used after this.
-        unsafe { libc::closedir(dirp) };
-        Ok(names)
+            Ok(names)
+        };
+        listing().map_err(|e| annotate(e, "cannot list the store", &self.path))
     }
 
     pub(crate) fn stat(&self, name: &str) -> io::Result<Stat> {
-        let c = member(name)?;
-        // SAFETY: zeroed stat is a valid out-parameter; the name is a valid
-        // C string; the descriptor is open.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        cvt(unsafe { libc::fstatat(self.fd.as_raw_fd(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
-        Ok(Stat {
-            is_file: st.st_mode & libc::S_IFMT == libc::S_IFREG,
-            uid: st.st_uid,
-            size: st.st_size.max(0) as u64,
-            mtime: st.st_mtime,
-            mtime_ns: st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128,
-        })
+        let st = rfs::statat(&self.fd, member(name)?, AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok(Stat::of(&st))
     }
 
     /// Opens a member for reading, never through a symlink (O_NOFOLLOW), and
     /// never blocking on a planted FIFO (O_NONBLOCK); then checks on the
     /// descriptor that it is a regular file of ours.
     pub(crate) fn open_read(&self, name: &str) -> io::Result<(File, fs::Metadata)> {
-        let c = member(name)?;
-        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
-        // SAFETY: valid C string and open descriptor; the result is checked.
-        let raw = unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags) };
-        if raw < 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::ELOOP) {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let file = match rfs::openat(&self.fd, member(name)?, flags, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(Errno::LOOP) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
                     "it is a symbolic link, which outbox never follows",
-                ));
+                ))
             }
-            return Err(e);
-        }
-        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-        let file = unsafe { File::from_raw_fd(raw) };
+            Err(e) => return Err(e.into()),
+        };
         let md = check_ours(&file)?;
         Ok((file, md))
     }
@@ -307,93 +267,71 @@ impl StoreDir {
     /// Creates a new member, exclusively (an existing name, symlinks
     /// included, is an `AlreadyExists` error), mode 0600 whatever the umask.
     pub(crate) fn create_new(&self, name: &str) -> io::Result<File> {
-        let c = member(name)?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: valid C string and open descriptor; the result is checked.
-        let raw = cvt(unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags, 0o600 as libc::c_uint) })?;
-        // SAFETY: fresh descriptor owned here.
-        let file = unsafe { File::from_raw_fd(raw) };
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let file = File::from(rfs::openat(&self.fd, member(name)?, flags, private())?);
         chmod_private(&file)?;
         Ok(file)
     }
 
     pub(crate) fn unlink(&self, name: &str) -> io::Result<()> {
-        let c = member(name)?;
-        // SAFETY: valid C string and open descriptor. unlinkat removes the
-        // name itself: a symlink is never followed.
-        cvt(unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), 0) }).map(drop)
+        // unlinkat removes the name itself: a symlink is never followed.
+        Ok(rfs::unlinkat(&self.fd, member(name)?, AtFlags::empty())?)
     }
 
     /// Renames `from` to `to`, replacing `to` (the name itself: a symlink
     /// there is replaced, never followed).
     pub(crate) fn rename(&self, from: &str, to: &str) -> io::Result<()> {
-        let (f, t) = (member(from)?, member(to)?);
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: valid C strings and an open descriptor.
-        cvt(unsafe { libc::renameat(fd, f.as_ptr(), fd, t.as_ptr()) }).map(drop)
+        Ok(rfs::renameat(&self.fd, member(from)?, &self.fd, member(to)?)?)
     }
 
     /// Renames `from` to `to`, failing with `AlreadyExists` instead of
     /// replacing `to`.
     pub(crate) fn rename_noreplace(&self, from: &str, to: &str) -> io::Result<()> {
         let (f, t) = (member(from)?, member(to)?);
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: valid C strings and an open descriptor.
-        let r = unsafe { libc::renameat2(fd, f.as_ptr(), fd, t.as_ptr(), libc::RENAME_NOREPLACE) };
-        if r == 0 {
-            return Ok(());
+        #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+        match rfs::renameat_with(&self.fd, &f, &self.fd, &t, rfs::RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            // Filesystems without renameat2 flags: link(2) below.
+            Err(Errno::INVAL | Errno::NOSYS | Errno::NOTSUP) => {}
+            Err(e) => return Err(e.into()),
         }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            // Filesystems without renameat2 flags: link(2) also refuses to
-            // replace, then drop the temporary name.
-            Some(libc::EINVAL) | Some(libc::ENOSYS) => {
-                // SAFETY: as above; flags 0 never follow a symlink `from`.
-                cvt(unsafe { libc::linkat(fd, f.as_ptr(), fd, t.as_ptr(), 0) })?;
-                self.unlink(from)
-            }
-            _ => Err(e),
-        }
+        // link(2) also refuses to replace; then drop the temporary name.
+        // Flags 0 never follow a symlink `from`.
+        rfs::linkat(&self.fd, &f, &self.fd, &t, AtFlags::empty())?;
+        self.unlink(from)
     }
 
     /// Creates the gc stamp if needed and sets its mtime to now.
     pub(crate) fn touch_stamp(&self) -> io::Result<()> {
-        let c = member(GC_STAMP)?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
-        // SAFETY: valid C string and open descriptor; the result is checked.
-        let raw = cvt(unsafe { libc::openat(self.fd.as_raw_fd(), c.as_ptr(), flags, 0o600 as libc::c_uint) })?;
-        // SAFETY: fresh descriptor owned here.
-        let file = unsafe { File::from_raw_fd(raw) };
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let file = File::from(rfs::openat(&self.fd, member(GC_STAMP)?, flags, private())?);
         check_ours(&file)?;
-        // SAFETY: a null times pointer means "now" for both timestamps.
-        cvt(unsafe { libc::futimens(file.as_raw_fd(), std::ptr::null()) }).map(drop)
+        let now = rustix::fs::Timespec { tv_sec: 0, tv_nsec: rfs::UTIME_NOW };
+        Ok(rfs::futimens(&file, &Timestamps { last_access: now, last_modification: now })?)
     }
 
     /// Blocks until the exclusive lock is held (best effort: a filesystem
     /// without flock gives no lock, and gc goes ahead).
     pub(crate) fn lock_exclusive(&self) {
-        // SAFETY: flock on our descriptor; no memory is passed.
-        while unsafe { libc::flock(self.fd.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            if io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                return;
-            }
-        }
+        while let Err(Errno::INTR) = rfs::flock(&self.fd, FlockOperation::LockExclusive) {}
     }
 
     /// Bytes available to us on the store's filesystem, and its size.
     pub(crate) fn space(&self) -> io::Result<(u64, u64)> {
-        // SAFETY: zeroed statvfs is a valid out-parameter; the fd is open.
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        cvt(unsafe { libc::fstatvfs(self.fd.as_raw_fd(), &mut st) })?;
-        let unit = st.f_frsize as u64;
-        Ok((st.f_bavail as u64 * unit, st.f_blocks as u64 * unit))
+        let st = rfs::fstatvfs(&self.fd)?;
+        let unit = st.f_frsize;
+        Ok((st.f_bavail.saturating_mul(unit), st.f_blocks.saturating_mul(unit)))
     }
+}
+
+/// Mode 0600: entries may hold secrets.
+fn private() -> Mode {
+    Mode::RUSR | Mode::WUSR
 }
 
 /// Sets mode 0600 on an open file of ours (on the descriptor).
 pub(crate) fn chmod_private(file: &File) -> io::Result<()> {
-    // SAFETY: fchmod on a descriptor we own.
-    cvt(unsafe { libc::fchmod(file.as_raw_fd(), 0o600) }).map(drop)
+    Ok(rfs::fchmod(file, private())?)
 }
 
 /// A member name as a C string; a name with a `/` would leave the directory.

@@ -83,9 +83,9 @@ pub trait Progress {
 
 /// Reads `reader` to its end, spilling to `target` and feeding `sink`.
 pub fn ingest(
-    reader: Reader,
+    mut reader: Reader,
     sink: &mut (dyn BlockSink + Send),
-    target: Option<SpillTarget>,
+    mut target: Option<SpillTarget>,
     mut tee: Option<&mut dyn Write>,
     mut progress: Option<&mut dyn Progress>,
 ) -> Ingest {
@@ -98,10 +98,16 @@ pub fn ingest(
         if target.is_some() { "read+write (cannot open the spill file twice)" } else { "none (no store)" };
     // With direct spill writes a file on stdin that cannot be cloned is
     // read and written like a pipe; else it is copied by copy_file_range.
-    let copy_range = !target.as_ref().is_some_and(|t| t.direct && crate::stream::writer::direct_allowed());
+    let copy_range =
+        crate::sys::COPY_RANGE && !target.as_ref().is_some_and(|t| t.direct && crate::stream::writer::direct_allowed());
+    // Where a clone makes a new file (macOS), the spill file is replaced by
+    // a clone of a file on stdin now, before the spill thread takes it.
+    if let Some(t) = target.as_mut() {
+        reader.clone_into(t);
+    }
     let snapshot_dst = target.as_ref().and_then(|t| Some((t.file.try_clone().ok()?, t.path.clone())));
     let (spill, recycle) = Spill::start(target);
-    let mut reader = reader.with_recycle(recycle);
+    reader = reader.with_recycle(recycle);
     let snapshot_started = snapshot_dst.is_some();
     if let Some((dst, path)) = snapshot_dst {
         reader.snapshot_into(dst, &path, copy_range);

@@ -26,13 +26,17 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, RawFd};
 use std::path::Path;
 use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::fs::FileType;
 
 use crate::stream::snapshot::{self, CopyOps, Snapshot};
+use crate::stream::spill::SpillTarget;
+use crate::sys;
 
 /// Default size of a heap block.
 pub const BLOCK_SIZE: usize = 1 << 20;
@@ -81,10 +85,26 @@ pub enum Next {
     Stopped(Stop),
 }
 
+/// The descriptor a reader reads: closed with the reader, or not.
+enum Source {
+    Owned(File),
+    /// Wrap mode's read end, closed by its owner (see [`Reader::borrowed`]).
+    Borrowed(ManuallyDrop<File>),
+}
+
+impl Deref for Source {
+    type Target = File;
+    fn deref(&self) -> &File {
+        match self {
+            Source::Owned(f) => f,
+            Source::Borrowed(f) => f,
+        }
+    }
+}
+
 /// Reads one file descriptor into blocks.
 pub struct Reader {
-    file: ManuallyDrop<File>,
-    owned: bool,
+    file: Source,
     /// A regular file: its size is checked at the end of input.
     regular: bool,
     /// A regular file at offset 0 with something in it: a snapshot
@@ -110,29 +130,24 @@ pub struct Reader {
 
 impl Drop for Reader {
     fn drop(&mut self) {
-        // Stop and join the copier first: the spill file must not change
-        // once the reader is gone.
+        // Stop and join the copier first (before the descriptor goes): the
+        // spill file must not change once the reader is gone.
         self.snapshot = None;
-        if self.owned {
-            // Safety: owned readers were built from a descriptor we own.
-            unsafe { ManuallyDrop::drop(&mut self.file) };
-        }
     }
 }
 
 impl Reader {
-    /// Reads standard input without taking ownership of fd 0.
-    pub fn stdin() -> Reader {
-        // Safety: fd 0 stays open for the life of the process; ManuallyDrop
-        // keeps us from closing it.
-        let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
-        Reader::new(file, false)
+    /// Reads standard input through a descriptor of its own (a duplicate:
+    /// same open file, same offset), so fd 0 itself is never closed.
+    pub fn stdin() -> io::Result<Reader> {
+        let fd = io::stdin().as_fd().try_clone_to_owned()?;
+        Ok(Reader::owned(File::from(fd)))
     }
 
     /// Reads a descriptor we own (e.g. the read end of a child's pipe, or a
     /// file in a test).
     pub fn owned(file: File) -> Reader {
-        Reader::new(ManuallyDrop::new(file), true)
+        Reader::new(Source::Owned(file))
     }
 
     /// Reads a descriptor without closing it when done: wrap mode keeps the
@@ -143,33 +158,31 @@ impl Reader {
     /// # Safety
     /// `fd` must stay open for as long as the reader exists.
     pub unsafe fn borrowed(fd: RawFd) -> Reader {
-        // Not owned, so ManuallyDrop never closes it.
-        let file = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
-        Reader::new(file, false)
+        // SAFETY: open for the reader's life (the caller's promise);
+        // ManuallyDrop never closes it.
+        Reader::new(Source::Borrowed(ManuallyDrop::new(unsafe { File::from_raw_fd(fd) })))
     }
 
     /// Bytes left to read when the input is a regular file (for a progress
     /// meter's percentage); None for pipes and terminals.
     pub fn remaining(&self) -> Option<u64> {
-        match file_kind(self.file.as_raw_fd()) {
+        match file_kind(self.file.as_fd()) {
             FdKind::Regular { pos, size } => Some(size.saturating_sub(pos)),
             _ => None,
         }
     }
 
-    fn new(file: ManuallyDrop<File>, owned: bool) -> Reader {
-        let fd = file.as_raw_fd();
-        let (regular, snapshot_from_start) = match file_kind(fd) {
+    fn new(file: Source) -> Reader {
+        let (regular, snapshot_from_start) = match file_kind(file.as_fd()) {
             FdKind::Regular { pos, size } => (true, pos == 0 && size > 0),
             FdKind::Fifo => {
-                enlarge_pipe(fd);
+                sys::enlarge_pipe(file.as_fd());
                 (false, false)
             }
             FdKind::Other => (false, false),
         };
         Reader {
             file,
-            owned,
             regular,
             snapshot_from_start,
             snapshot: None,
@@ -197,8 +210,8 @@ impl Reader {
     }
 
     /// Copies with `ops` instead of the kernel's calls (tests inject
-    /// errors and short transfers here).
-    #[cfg(test)]
+    /// errors and short transfers here; the platforms with a kernel copy).
+    #[cfg(all(test, target_os = "linux", not(feature = "portable")))]
     pub(crate) fn with_copy_ops(mut self, ops: Box<dyn CopyOps>) -> Reader {
         self.copy_ops = Some(ops);
         self
@@ -213,10 +226,47 @@ impl Reader {
             self.spill_path = Some("read+write".into());
             return;
         }
+        if self.copy_ops.is_none() && sys::CLONE_NAME.is_none() && !sys::COPY_RANGE {
+            self.spill_path = Some("read+write (no clone or kernel copy on this platform)".into());
+            return;
+        }
         let ops = self.copy_ops.take().unwrap_or_else(snapshot::kernel);
-        match Snapshot::start(self.file.as_raw_fd(), dst, path, ops, copy_range) {
+        // The copier's own descriptor of the input shares its offset with
+        // ours: where the copy ends, read(2) goes on.
+        let started = self.file.try_clone().and_then(|src| Snapshot::start(src, dst, path, ops, copy_range));
+        match started {
             Ok(s) => self.snapshot = Some(s),
             Err(e) => self.spill_path = Some(format!("read+write (cannot open the copy: {e})")),
+        }
+    }
+
+    /// Where a clone makes a new file (macOS `clonefile`), replaces the
+    /// spill file of `target` by a clone of the input, before the spill
+    /// starts; the snapshot then finds the copy done. The clone is made
+    /// under a name of its own (`clonefile` never replaces one) and renamed
+    /// over the spill file. A failed clone is reported by the snapshot as a
+    /// failed FICLONE is, and the input is read and written.
+    pub(crate) fn clone_into(&mut self, target: &mut SpillTarget) {
+        if !sys::CLONE_CREATES || !self.snapshot_from_start || self.copy_ops.is_some() {
+            return;
+        }
+        let mut name = target.path.clone().into_os_string();
+        name.push("-clone");
+        let sibling = std::path::PathBuf::from(name);
+        let cloned = sys::clone_new(self.file.as_fd(), &sibling).and_then(|file| {
+            std::fs::rename(&sibling, &target.path).inspect_err(|_| drop(std::fs::remove_file(&sibling)))?;
+            Ok(file)
+        });
+        match cloned {
+            Ok(file) => {
+                // The store's gc tells a spill in use by its lock.
+                let _ = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+                target.file = file;
+                // Not written from offset 0 by the spill alone any more.
+                target.direct = false;
+                self.copy_ops = Some(snapshot::cloned(None));
+            }
+            Err(e) => self.copy_ops = Some(snapshot::cloned(Some(e))),
         }
     }
 
@@ -274,7 +324,7 @@ impl Reader {
                     Some(stop) => return Ok(Next::Stopped(stop)),
                 }
             }
-            match self.file.read(&mut buf[filled..]) {
+            match (&*self.file).read(&mut buf[filled..]) {
                 Ok(0) => {
                     self.eof = true;
                     self.shrunk = self.shrank();
@@ -312,10 +362,9 @@ impl Reader {
         if !self.regular {
             return None;
         }
-        let fd = self.file.as_raw_fd();
-        let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
+        let pos = rustix::fs::tell(&*self.file).ok()?;
         let size = self.file.metadata().ok()?.len();
-        (pos >= 0 && size < pos as u64).then(|| {
+        (size < pos).then(|| {
             io::Error::other(format!(
                 "the input file shrank to {size} bytes while outbox read it (truncated?); \
 the envelope and the stored copy hold the {pos} bytes read before"
@@ -329,7 +378,7 @@ the envelope and the stored copy hold the {pos} bytes read before"
     }
 
     fn is_ready_now(&self) -> bool {
-        poll_readable(self.file.as_raw_fd(), 0).unwrap_or(false)
+        poll_readable(self.file.as_fd(), 0).unwrap_or(false)
     }
 
     /// Waits until the descriptor is readable, checking once a second for
@@ -339,7 +388,7 @@ the envelope and the stored copy hold the {pos} bytes read before"
             if let Some(sig) = crate::stream::interrupt::received() {
                 return Ok(Some(Stop::Signal(sig)));
             }
-            match poll_readable(self.file.as_raw_fd(), 1000) {
+            match poll_readable(self.file.as_fd(), 1000) {
                 Ok(true) => return Ok(None),
                 Ok(false) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -360,29 +409,16 @@ enum FdKind {
     Other,
 }
 
-fn file_kind(fd: RawFd) -> FdKind {
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return FdKind::Other;
-    }
-    match st.st_mode & libc::S_IFMT {
-        libc::S_IFREG => {
-            let pos = unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) };
-            if pos < 0 {
-                return FdKind::Other;
-            }
-            FdKind::Regular { pos: pos as u64, size: st.st_size as u64 }
-        }
-        libc::S_IFIFO => FdKind::Fifo,
+fn file_kind(fd: BorrowedFd<'_>) -> FdKind {
+    let Ok(st) = rustix::fs::fstat(fd) else { return FdKind::Other };
+    #[allow(clippy::unnecessary_cast)] // a 16-bit mode on macOS
+    match FileType::from_raw_mode(st.st_mode as _) {
+        FileType::RegularFile => match rustix::fs::tell(fd) {
+            Ok(pos) => FdKind::Regular { pos, size: st.st_size.max(0) as u64 },
+            Err(_) => FdKind::Other,
+        },
+        FileType::Fifo => FdKind::Fifo,
         _ => FdKind::Other,
-    }
-}
-
-fn enlarge_pipe(fd: RawFd) {
-    // Best effort: unprivileged processes may raise a pipe up to
-    // /proc/sys/fs/pipe-max-size (1 MiB by default).
-    unsafe {
-        libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20);
     }
 }
 
@@ -403,13 +439,10 @@ fn reuse(rx: &Receiver<Arc<Block>>, size: usize) -> Option<Vec<u8>> {
 }
 
 /// Ok(true) when `fd` is readable (or at EOF / hung up) within `ms`.
-fn poll_readable(fd: RawFd, ms: i32) -> io::Result<bool> {
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r > 0)
+fn poll_readable(fd: BorrowedFd<'_>, ms: i64) -> io::Result<bool> {
+    let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+    let timeout = Timespec { tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000 };
+    Ok(rustix::event::poll(&mut fds, Some(&timeout))? > 0)
 }
 
 #[cfg(test)]

@@ -14,8 +14,15 @@
 //! In wrap mode the second signal also sends SIGKILL to the command's
 //! process group before outbox exits, so the command does not outlive it.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::sync::{Arc, Once};
+
+use rustix::process::{kill_process_group, Pid, Signal};
+use signal_hook::consts::{
+    SIGABRT, SIGALRM, SIGBUS, SIGFPE, SIGHUP, SIGILL, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGSEGV, SIGSYS, SIGTERM,
+    SIGTRAP, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
+};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// The wrapped command's process group, which a second signal ends; 0 for
@@ -23,11 +30,11 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
 /// Slots for the temporary files a second signal removes, one per stream.
 pub const TEMP_SLOTS: usize = 2;
-static TEMP_PATHS: [AtomicPtr<libc::c_char>; TEMP_SLOTS] =
+static TEMP_PATHS: [AtomicPtr<std::ffi::c_char>; TEMP_SLOTS] =
     [AtomicPtr::new(std::ptr::null_mut()), AtomicPtr::new(std::ptr::null_mut())];
 
 /// The signals that interrupt a run.
-const HANDLED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+const HANDLED: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 
 /// The first SIGINT/SIGTERM/SIGHUP received, if any.
 pub fn received() -> Option<i32> {
@@ -45,63 +52,70 @@ pub fn exit_code(sig: i32) -> u8 {
 /// Name of a signal for messages.
 pub fn name(sig: i32) -> String {
     match sig {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGHUP => "SIGHUP".into(),
-        libc::SIGKILL => "SIGKILL".into(),
-        libc::SIGPIPE => "SIGPIPE".into(),
-        libc::SIGSEGV => "SIGSEGV".into(),
-        libc::SIGABRT => "SIGABRT".into(),
-        libc::SIGBUS => "SIGBUS".into(),
-        libc::SIGFPE => "SIGFPE".into(),
-        libc::SIGILL => "SIGILL".into(),
-        libc::SIGQUIT => "SIGQUIT".into(),
-        libc::SIGTRAP => "SIGTRAP".into(),
-        libc::SIGUSR1 => "SIGUSR1".into(),
-        libc::SIGUSR2 => "SIGUSR2".into(),
-        libc::SIGALRM => "SIGALRM".into(),
-        libc::SIGXCPU => "SIGXCPU".into(),
-        libc::SIGXFSZ => "SIGXFSZ".into(),
-        libc::SIGSYS => "SIGSYS".into(),
+        SIGINT => "SIGINT".into(),
+        SIGTERM => "SIGTERM".into(),
+        SIGHUP => "SIGHUP".into(),
+        SIGKILL => "SIGKILL".into(),
+        SIGPIPE => "SIGPIPE".into(),
+        SIGSEGV => "SIGSEGV".into(),
+        SIGABRT => "SIGABRT".into(),
+        SIGBUS => "SIGBUS".into(),
+        SIGFPE => "SIGFPE".into(),
+        SIGILL => "SIGILL".into(),
+        SIGQUIT => "SIGQUIT".into(),
+        SIGTRAP => "SIGTRAP".into(),
+        SIGUSR1 => "SIGUSR1".into(),
+        SIGUSR2 => "SIGUSR2".into(),
+        SIGALRM => "SIGALRM".into(),
+        SIGXCPU => "SIGXCPU".into(),
+        SIGXFSZ => "SIGXFSZ".into(),
+        SIGSYS => "SIGSYS".into(),
         n => format!("signal {n}"),
     }
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
+/// The handler's work, in signal context: only atomics and
+/// async-signal-safe system calls (kill, unlink, _exit).
+fn on_signal(sig: i32) {
     if SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst).is_err() {
         // Second signal: end now, leaving no temporary file and no command.
         let group = CHILD_GROUP.load(Ordering::SeqCst);
-        if group > 0 {
-            unsafe { libc::kill(-group, libc::SIGKILL) };
+        if let Some(pid) = Pid::from_raw(group).filter(|_| group > 0) {
+            let _ = kill_process_group(pid, Signal::KILL);
         }
         for slot in &TEMP_PATHS {
             let p = slot.load(Ordering::SeqCst);
             if !p.is_null() {
-                unsafe { libc::unlink(p) };
+                // SAFETY: a non-null slot holds a CString from
+                // set_temp_path, freed only after it is swapped out (and a
+                // handler that loaded it never returns there: it exits).
+                let _ = rustix::fs::unlink(unsafe { CStr::from_ptr(p) });
             }
         }
-        unsafe { libc::_exit(128 + sig) };
+        signal_hook::low_level::exit(128 + sig);
     }
 }
 
-/// Installs the handlers, and ignores SIGXFSZ so that a file-size limit
-/// shows up as EFBIG (a spill failure we report) instead of killing us.
+/// Installs the handlers (once per process), and catches SIGXFSZ so that a
+/// file-size limit shows up as EFBIG (a spill failure we report) instead of
+/// killing us. The handlers keep SA_RESTART (signal-hook's choice): the
+/// reader never blocks in `read` without a one-second `poll` first, and
+/// `poll` returns EINTR whatever the flag, so an interruption is seen at
+/// once by the thread that receives it (see [`with_signals_blocked`]).
 pub fn install() {
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as *const () as usize;
-        sa.sa_flags = 0; // no SA_RESTART: a blocked read returns EINTR
-        libc::sigemptyset(&mut sa.sa_mask);
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
         for sig in HANDLED {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(sig, std::ptr::null(), &mut old);
-            if sig == libc::SIGHUP && old.sa_sigaction == libc::SIG_IGN {
+            if sig == SIGHUP && crate::sys::signals::is_ignored(sig) {
                 continue; // nohup: whoever started us wants it ignored
             }
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+            // SAFETY: on_signal is async-signal-safe (see there).
+            let _ = unsafe { signal_hook::low_level::register(sig, move || on_signal(sig)) };
         }
-        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-    }
+        // A caught signal, unlike an ignored one, is reset to its default
+        // in a command we start: it gets its own SIGXFSZ.
+        let _ = signal_hook::flag::register(SIGXFSZ, Arc::default());
+    });
 }
 
 /// Records the temporary file a second signal must remove, in `slot`
@@ -114,7 +128,7 @@ pub fn set_temp_path(slot: usize, path: Option<&std::path::Path>) {
     };
     let old = TEMP_PATHS[slot].swap(new, Ordering::SeqCst);
     if !old.is_null() {
-        // Safe: only ever set from CString::into_raw above. A handler that
+        // SAFETY: only ever set from CString::into_raw above. A handler that
         // loaded `old` just before the swap would _exit, never return here.
         drop(unsafe { CString::from_raw(old) });
     }
@@ -122,23 +136,15 @@ pub fn set_temp_path(slot: usize, path: Option<&std::path::Path>) {
 
 /// Records the wrapped command's process group (None once outbox is done
 /// with it), which a second signal ends with SIGKILL.
-pub fn set_child_group(pgid: Option<libc::pid_t>) {
+pub fn set_child_group(pgid: Option<i32>) {
     CHILD_GROUP.store(pgid.filter(|&g| g > 0).unwrap_or(0), Ordering::SeqCst);
 }
 
 /// Runs `f` with SIGINT, SIGTERM and SIGHUP blocked, so threads it spawns
 /// inherit a mask that routes those signals to the reading thread.
 pub fn with_signals_blocked<T>(f: impl FnOnce() -> T) -> T {
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for sig in HANDLED {
-            libc::sigaddset(&mut set, sig);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        let out = f();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        out
-    }
+    let old = crate::sys::signals::block(&HANDLED);
+    let out = f();
+    crate::sys::signals::restore(&old);
+    out
 }

@@ -156,6 +156,11 @@ pub struct Scanned<'a> {
     pub tally: Option<&'a Tally>,
     /// The first error line that has a location, and that location.
     pub first_error_location: Option<&'a (u64, String)>,
+    /// Lines at each end the reader asked to see one by one (the `| head
+    /// -N` / `| tail -N` an agent hook replaced): the renderer never folds
+    /// them into a run. Zero unless the session sets them.
+    pub unfolded_head: u64,
+    pub unfolded_tail: u64,
 }
 
 impl Scanner {
@@ -265,6 +270,8 @@ impl Scanner {
             gap: &self.gap,
             tally: self.families.as_ref().map(|f| &f.tally),
             first_error_location: self.families.as_ref().and_then(|f| f.first_error_location.as_ref()),
+            unfolded_head: 0,
+            unfolded_tail: 0,
         }
     }
 

@@ -24,15 +24,27 @@
 //! `write` would (the scan goes on from the live file; the envelope says
 //! the full output was not kept). The copy strategy is a [`CopyOps`] so
 //! tests can inject each of these.
+//!
+//! macOS clones with `clonefile`, which makes a new file rather than
+//! filling an open one: the spill file is replaced by a clone before the
+//! spill starts (`Reader::clone_into`), and the
+//! copier finds it done ([`cloned`]). Where there is neither a clone nor a
+//! kernel copy (other Unixes, the `portable` feature) there is no snapshot:
+//! a file on stdin is read and written like a pipe.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use rustix::fs::SeekFrom;
+use rustix::io::Errno;
+
+use crate::sys;
 
 /// Bytes asked of one `copy_file_range` call.
 pub const CHUNK: usize = 8 << 20;
@@ -41,40 +53,56 @@ pub const LEAD: u64 = 64 << 20;
 /// EINTR/EAGAIN in a row before `copy_file_range` is given up.
 const RETRIES: u32 = 8;
 
+/// How the clone is named in [`End::describe`]: `FICLONE`, `clonefile`.
+const CLONE: &str = match sys::CLONE_NAME {
+    Some(name) => name,
+    None => "clone",
+};
+
 /// The two kernel calls a snapshot uses; both advance the descriptors'
 /// offsets like `read`/`write` (tests replace them to inject failures).
 pub trait CopyOps: Send {
     /// FICLONE: makes `dst` share `src`'s whole content.
-    fn clone_file(&mut self, src: RawFd, dst: RawFd) -> io::Result<()>;
+    fn clone_file(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> io::Result<()>;
     /// `copy_file_range` of at most `len` bytes at both offsets; Ok(0) at
     /// the end of `src`.
-    fn copy_range(&mut self, src: RawFd, dst: RawFd, len: usize) -> io::Result<usize>;
+    fn copy_range(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: usize) -> io::Result<usize>;
 }
 
 struct Kernel;
 
 impl CopyOps for Kernel {
-    fn clone_file(&mut self, src: RawFd, dst: RawFd) -> io::Result<()> {
-        // FICLONE = _IOW(0x94, 9, int)
-        const FICLONE: libc::c_ulong = 0x4004_9409;
-        match unsafe { libc::ioctl(dst, FICLONE as _, src) } {
-            0 => Ok(()),
-            _ => Err(io::Error::last_os_error()),
-        }
+    fn clone_file(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> io::Result<()> {
+        sys::clone_file(src, dst)
     }
 
-    fn copy_range(&mut self, src: RawFd, dst: RawFd, len: usize) -> io::Result<usize> {
-        let null = std::ptr::null_mut();
-        match unsafe { libc::copy_file_range(src, null, dst, null, len, 0) } {
-            n if n >= 0 => Ok(n as usize),
-            _ => Err(io::Error::last_os_error()),
-        }
+    fn copy_range(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
+        sys::copy_range(src, dst, len)
     }
 }
 
 /// The kernel's calls.
 pub fn kernel() -> Box<dyn CopyOps> {
     Box::new(Kernel)
+}
+
+/// The spill file is a clone of the input already (macOS), or the clone
+/// failed with `error`: the copier's clone reports that, and it copies
+/// with the kernel's calls otherwise.
+pub fn cloned(error: Option<io::Error>) -> Box<dyn CopyOps> {
+    Box::new(Cloned(error))
+}
+
+struct Cloned(Option<io::Error>);
+
+impl CopyOps for Cloned {
+    fn clone_file(&mut self, _src: BorrowedFd<'_>, _dst: BorrowedFd<'_>) -> io::Result<()> {
+        self.0.take().map_or(Ok(()), Err)
+    }
+
+    fn copy_range(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
+        sys::copy_range(src, dst, len)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,9 +131,9 @@ impl End {
     /// `FICLONE`, `copy_file_range (FICLONE: EOPNOTSUPP)`, `read+write
     /// (copy_file_range: EXDEV)`, ... for `OUTBOX_DEBUG=1`.
     pub fn describe(&self) -> String {
-        let why = || self.clone_error.as_ref().map(|e| format!(" (FICLONE: {})", errno_name(e))).unwrap_or_default();
+        let why = || self.clone_error.as_ref().map(|e| format!(" ({CLONE}: {})", errno_name(e))).unwrap_or_default();
         let mut s = match self.method {
-            Method::Clone => "FICLONE".to_string(),
+            Method::Clone => CLONE.to_string(),
             Method::CopyRange => format!("copy_file_range{}", why()),
             Method::ReadWrite => format!("read+write{}", why()),
         };
@@ -162,11 +190,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Starts copying `src` (a regular file at offset 0) into `dst` (the
-    /// empty spill file at `path`, which is opened again for reading).
+    /// Starts copying `src` (a regular file at offset 0; a descriptor that
+    /// shares its offset with the reader's) into `dst` (the empty spill file
+    /// at `path`, which is opened again for reading).
     /// `copy_range`: after a failed FICLONE, copy with `copy_file_range`
     /// (else leave the file to `read(2)` and the spill's writes).
-    pub fn start(src: RawFd, dst: File, path: &Path, ops: Box<dyn CopyOps>, copy_range: bool) -> io::Result<Snapshot> {
+    pub fn start(src: File, dst: File, path: &Path, ops: Box<dyn CopyOps>, copy_range: bool) -> io::Result<Snapshot> {
         let copy = File::open(path)?;
         let shared = Arc::new(Shared::default());
         let theirs = shared.clone();
@@ -228,7 +257,7 @@ impl Drop for Snapshot {
     }
 }
 
-fn copier(src: RawFd, dst: File, mut ops: Box<dyn CopyOps>, copy_range: bool, shared: &Shared) -> End {
+fn copier(src: File, dst: File, mut ops: Box<dyn CopyOps>, copy_range: bool, shared: &Shared) -> End {
     let publish = |copied: u64, done: bool| {
         let mut st = shared.lock();
         st.copied = copied;
@@ -236,16 +265,14 @@ fn copier(src: RawFd, dst: File, mut ops: Box<dyn CopyOps>, copy_range: bool, sh
         drop(st);
         shared.cond.notify_all();
     };
-    let d = dst.as_raw_fd();
-    let clone_error = match ops.clone_file(src, d) {
+    let (s, d) = (src.as_fd(), dst.as_fd());
+    let clone_error = match ops.clone_file(s, d) {
         Ok(()) => {
             let len = dst.metadata().map(|m| m.len()).unwrap_or(0);
             // FICLONE moves neither offset: put both where read(2) and the
             // spill's write(2) would have left them.
-            unsafe {
-                libc::lseek(src, len as libc::off_t, libc::SEEK_SET);
-                libc::lseek(d, len as libc::off_t, libc::SEEK_SET);
-            }
+            let _ = rustix::fs::seek(s, SeekFrom::Start(len));
+            let _ = rustix::fs::seek(d, SeekFrom::Start(len));
             publish(len, true);
             return End { method: Method::Clone, copied: len, clone_error: None, fallback: None, failure: None };
         }
@@ -278,7 +305,7 @@ fn copier(src: RawFd, dst: File, mut ops: Box<dyn CopyOps>, copy_range: bool, sh
                 break;
             }
         }
-        match ops.copy_range(src, d, CHUNK) {
+        match ops.copy_range(s, d, CHUNK) {
             Ok(0) => break,
             Ok(n) => {
                 retries = 0;
@@ -304,38 +331,40 @@ fn copier(src: RawFd, dst: File, mut ops: Box<dyn CopyOps>, copy_range: bool, sh
 }
 
 fn is_transient(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN))
+    matches!(Errno::from_io_error(e), Some(Errno::INTR | Errno::AGAIN))
 }
 
 /// Errors that a `write(2)` of the same bytes would hit too.
 fn fails_the_spill(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG))
+    matches!(Errno::from_io_error(e), Some(Errno::NOSPC | Errno::DQUOT | Errno::FBIG))
 }
 
 /// `EXDEV`, `EOPNOTSUPP`, ... (the error's text when it has no errno).
 pub fn errno_name(e: &io::Error) -> String {
-    let name = match e.raw_os_error() {
-        Some(libc::EINVAL) => "EINVAL",
-        Some(libc::ENOSYS) => "ENOSYS",
-        Some(libc::EXDEV) => "EXDEV",
-        Some(libc::EOPNOTSUPP) => "EOPNOTSUPP",
-        Some(libc::ENOTTY) => "ENOTTY",
-        Some(libc::EBADF) => "EBADF",
-        Some(libc::EPERM) => "EPERM",
-        Some(libc::EIO) => "EIO",
-        Some(libc::EINTR) => "EINTR",
-        Some(libc::EAGAIN) => "EAGAIN",
-        Some(libc::ENOSPC) => "ENOSPC",
-        Some(libc::EDQUOT) => "EDQUOT",
-        Some(libc::EFBIG) => "EFBIG",
-        Some(libc::ETXTBSY) => "ETXTBSY",
-        Some(n) => return format!("errno {n}"),
-        None => return e.to_string(),
+    let Some(errno) = Errno::from_io_error(e) else { return e.to_string() };
+    let name = match errno {
+        Errno::INVAL => "EINVAL",
+        Errno::NOSYS => "ENOSYS",
+        Errno::XDEV => "EXDEV",
+        Errno::OPNOTSUPP => "EOPNOTSUPP",
+        Errno::NOTTY => "ENOTTY",
+        Errno::BADF => "EBADF",
+        Errno::PERM => "EPERM",
+        Errno::IO => "EIO",
+        Errno::INTR => "EINTR",
+        Errno::AGAIN => "EAGAIN",
+        Errno::NOSPC => "ENOSPC",
+        Errno::DQUOT => "EDQUOT",
+        Errno::FBIG => "EFBIG",
+        Errno::TXTBSY => "ETXTBSY",
+        other => return format!("errno {}", other.raw_os_error()),
     };
     name.into()
 }
 
-#[cfg(test)]
+// The kernel copy's fallbacks: Linux only (the portable build makes no
+// snapshot; macOS has no copy_file_range and is not tested yet).
+#[cfg(all(test, target_os = "linux", not(feature = "portable")))]
 mod tests {
     //! Each fallback injected through [`CopyOps`]: the run picks the next
     //! path once, the scan sees every byte, and the stored copy is
@@ -353,7 +382,7 @@ mod tests {
     #[derive(Clone, Copy, Debug)]
     enum Step {
         Real(usize),
-        Fail(i32),
+        Fail(Errno),
         /// The kernel's call, then the source is truncated to this length.
         RealThenTruncate(usize, u64),
         /// These bytes are appended to the source, then Ok(0): the snapshot
@@ -362,7 +391,7 @@ mod tests {
     }
 
     struct Fake {
-        clone: Option<i32>,
+        clone: Option<Errno>,
         steps: Vec<Step>,
         calls: usize,
         /// A clone that succeeds (by copying, where the file system has no
@@ -371,49 +400,41 @@ mod tests {
     }
 
     impl CopyOps for Fake {
-        fn clone_file(&mut self, src: RawFd, dst: RawFd) -> io::Result<()> {
+        fn clone_file(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> io::Result<()> {
             if let Some(more) = self.cloned_then {
                 // Like FICLONE: the content, and neither offset moved.
                 let mut buf = vec![0u8; 1 << 16];
                 let mut at = 0;
                 loop {
-                    let n = unsafe { libc::pread(src, buf.as_mut_ptr().cast(), buf.len(), at) };
-                    assert!(n >= 0);
+                    let n = rustix::io::pread(src, &mut buf[..], at).unwrap();
                     if n == 0 {
                         break;
                     }
-                    assert_eq!(unsafe { libc::pwrite(dst, buf.as_ptr().cast(), n as usize, at) }, n);
-                    at += n as libc::off_t;
+                    assert_eq!(rustix::io::pwrite(dst, &buf[..n], at).unwrap(), n);
+                    at += n as u64;
                 }
-                assert_eq!(unsafe { libc::pwrite(src, more.as_ptr().cast(), more.len(), at) }, more.len() as isize);
+                assert_eq!(rustix::io::pwrite(src, more, at).unwrap(), more.len());
                 return Ok(());
             }
             match self.clone {
-                Some(errno) => Err(io::Error::from_raw_os_error(errno)),
+                Some(errno) => Err(errno.into()),
                 None => Kernel.clone_file(src, dst),
             }
         }
-        fn copy_range(&mut self, src: RawFd, dst: RawFd, len: usize) -> io::Result<usize> {
+        fn copy_range(&mut self, src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
             let step = self.steps[self.calls.min(self.steps.len() - 1)];
             self.calls += 1;
             match step {
                 Step::Real(n) => Kernel.copy_range(src, dst, len.min(n)),
-                Step::Fail(errno) => Err(io::Error::from_raw_os_error(errno)),
+                Step::Fail(errno) => Err(errno.into()),
                 Step::RealThenTruncate(n, to) => {
                     let r = Kernel.copy_range(src, dst, len.min(n));
-                    assert_eq!(unsafe { libc::ftruncate(src, to as libc::off_t) }, 0);
+                    rustix::fs::ftruncate(src, to).unwrap();
                     r
                 }
                 Step::EndThenAppend(more) => {
-                    let size = unsafe {
-                        let mut st: libc::stat = std::mem::zeroed();
-                        libc::fstat(src, &mut st);
-                        st.st_size
-                    };
-                    assert_eq!(
-                        unsafe { libc::pwrite(src, more.as_ptr().cast(), more.len(), size) },
-                        more.len() as isize
-                    );
+                    let size = rustix::fs::fstat(src).unwrap().st_size as u64;
+                    assert_eq!(rustix::io::pwrite(src, more, size).unwrap(), more.len());
                     Ok(0)
                 }
             }
@@ -430,12 +451,12 @@ mod tests {
         stored: Option<Vec<u8>>,
     }
 
-    fn run(input: &[u8], clone: Option<i32>, steps: &[Step]) -> Run {
+    fn run(input: &[u8], clone: Option<Errno>, steps: &[Step]) -> Run {
         run_with(input, clone, steps, false)
     }
 
     /// `direct`: the spill may write directly (the store's default).
-    fn run_with(input: &[u8], clone: Option<i32>, steps: &[Step], direct: bool) -> Run {
+    fn run_with(input: &[u8], clone: Option<Errno>, steps: &[Step], direct: bool) -> Run {
         run_fake(input, Fake { clone, steps: steps.to_vec(), calls: 0, cloned_then: None }, direct)
     }
 
@@ -466,7 +487,7 @@ mod tests {
     #[test]
     fn clone_unsupported_uses_copy_file_range() {
         let input = data(SIZE);
-        let r = run(&input, Some(libc::EOPNOTSUPP), &[Step::Real(usize::MAX)]);
+        let r = run(&input, Some(Errno::OPNOTSUPP), &[Step::Real(usize::MAX)]);
         assert_whole(&r, &input);
         assert_eq!(r.ingest.spill_path, "copy_file_range (FICLONE: EOPNOTSUPP)");
     }
@@ -477,7 +498,7 @@ mod tests {
     #[test]
     fn clone_unsupported_with_direct_writes_reads_the_file() {
         let input = data(SIZE);
-        let r = run_with(&input, Some(libc::EOPNOTSUPP), &[Step::Fail(libc::EBADF)], true);
+        let r = run_with(&input, Some(Errno::OPNOTSUPP), &[Step::Fail(Errno::BADF)], true);
         assert_whole(&r, &input);
         assert_eq!(r.ingest.spill_path, "read+write (FICLONE: EOPNOTSUPP)");
     }
@@ -485,10 +506,10 @@ mod tests {
     #[test]
     fn each_unsupported_errno_falls_back_to_read_and_write() {
         let input = data(SIZE);
-        for errno in [libc::EINVAL, libc::ENOSYS, libc::EXDEV, libc::EOPNOTSUPP, libc::EIO] {
-            let r = run(&input, Some(libc::EXDEV), &[Step::Fail(errno)]);
+        for errno in [Errno::INVAL, Errno::NOSYS, Errno::XDEV, Errno::OPNOTSUPP, Errno::IO] {
+            let r = run(&input, Some(Errno::XDEV), &[Step::Fail(errno)]);
             assert_whole(&r, &input);
-            let want = format!("read+write (copy_file_range: {})", errno_name(&io::Error::from_raw_os_error(errno)));
+            let want = format!("read+write (copy_file_range: {})", errno_name(&errno.into()));
             assert_eq!(r.ingest.spill_path, want);
         }
     }
@@ -496,7 +517,7 @@ mod tests {
     #[test]
     fn a_failure_midway_continues_with_read_and_write_from_there() {
         let input = data(SIZE);
-        let r = run(&input, Some(libc::EINVAL), &[Step::Real(usize::MAX), Step::Real(1000), Step::Fail(libc::EXDEV)]);
+        let r = run(&input, Some(Errno::INVAL), &[Step::Real(usize::MAX), Step::Real(1000), Step::Fail(Errno::XDEV)]);
         assert_whole(&r, &input);
         let want = format!("copy_file_range (FICLONE: EINVAL) for {} bytes, then read+write", CHUNK + 1000);
         assert!(r.ingest.spill_path.starts_with(&want), "{}", r.ingest.spill_path);
@@ -506,8 +527,8 @@ mod tests {
     fn short_transfers_and_transient_errors_are_only_progress() {
         let input = data(SIZE);
         let steps =
-            [Step::Real(1), Step::Fail(libc::EINTR), Step::Real(4095), Step::Fail(libc::EAGAIN), Step::Real(777_777)];
-        let r = run(&input, Some(libc::EOPNOTSUPP), &steps);
+            [Step::Real(1), Step::Fail(Errno::INTR), Step::Real(4095), Step::Fail(Errno::AGAIN), Step::Real(777_777)];
+        let r = run(&input, Some(Errno::OPNOTSUPP), &steps);
         assert_whole(&r, &input);
         assert_eq!(r.ingest.spill_path, "copy_file_range (FICLONE: EOPNOTSUPP)");
     }
@@ -515,7 +536,7 @@ mod tests {
     #[test]
     fn endless_eintr_gives_up_once() {
         let input = data(100_000);
-        let r = run(&input, Some(libc::EOPNOTSUPP), &[Step::Fail(libc::EINTR)]);
+        let r = run(&input, Some(Errno::OPNOTSUPP), &[Step::Fail(Errno::INTR)]);
         assert_whole(&r, &input);
         assert_eq!(r.ingest.spill_path, "read+write (copy_file_range: EINTR)");
     }
@@ -523,11 +544,11 @@ mod tests {
     #[test]
     fn disk_full_fails_the_spill_but_not_the_scan() {
         let input = data(SIZE);
-        for errno in [libc::ENOSPC, libc::EDQUOT, libc::EFBIG] {
-            let r = run(&input, Some(libc::EOPNOTSUPP), &[Step::Real(CHUNK), Step::Fail(errno)]);
+        for errno in [Errno::NOSPC, Errno::DQUOT, Errno::FBIG] {
+            let r = run(&input, Some(Errno::OPNOTSUPP), &[Step::Real(CHUNK), Step::Fail(errno)]);
             assert!(r.scanned == input, "the scan saw every byte once");
             assert!(r.stored.is_none(), "no stored copy");
-            assert_eq!(r.ingest.spill.error.as_ref().and_then(|e| e.raw_os_error()), Some(errno));
+            assert_eq!(r.ingest.spill.error.as_ref().and_then(|e| e.raw_os_error()), Some(errno.raw_os_error()));
             assert!(r.ingest.read_error.is_none());
             assert_eq!(r.ingest.spill.digest, *blake3::hash(&input).as_bytes());
         }
@@ -536,7 +557,7 @@ mod tests {
     #[test]
     fn a_file_truncated_while_copied_is_reported_and_the_copy_is_what_was_scanned() {
         let input = data(SIZE);
-        let r = run(&input, Some(libc::EOPNOTSUPP), &[Step::RealThenTruncate(CHUNK, 1000)]);
+        let r = run(&input, Some(Errno::OPNOTSUPP), &[Step::RealThenTruncate(CHUNK, 1000)]);
         let e = r.ingest.read_error.as_ref().expect("the shrink is reported");
         assert!(e.to_string().contains("shrank to 1000 bytes"), "{e}");
         assert_eq!(r.scanned.len(), CHUNK);
@@ -548,7 +569,7 @@ mod tests {
     fn bytes_appended_after_the_snapshot_are_read_and_stored() {
         let input = data(SIZE);
         let more: &'static [u8] = b"appended while outbox was reading\nno newline at the end";
-        let r = run(&input, Some(libc::EOPNOTSUPP), &[Step::Real(CHUNK), Step::EndThenAppend(more)]);
+        let r = run(&input, Some(Errno::OPNOTSUPP), &[Step::Real(CHUNK), Step::EndThenAppend(more)]);
         // The snapshot stops after one chunk; the rest, appended bytes
         // included, comes from the live file.
         let whole = [&input[..], more].concat();
@@ -565,7 +586,7 @@ mod tests {
     fn bytes_appended_after_a_clone_are_stored_with_direct_writes_allowed() {
         let input = data(SIZE);
         let more: &'static [u8] = data(3 * crate::stream::writer::STAGE + 17).leak();
-        let fake = Fake { clone: None, steps: vec![Step::Fail(libc::EBADF)], calls: 0, cloned_then: Some(more) };
+        let fake = Fake { clone: None, steps: vec![Step::Fail(Errno::BADF)], calls: 0, cloned_then: Some(more) };
         let r = run_fake(&input, fake, true);
         let whole = [&input[..], more].concat();
         assert!(r.ingest.read_error.is_none() && r.ingest.spill.error.is_none());

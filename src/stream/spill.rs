@@ -154,8 +154,11 @@ fn spill_loop(rx: Receiver<Arc<Block>>, recycle: Sender<Arc<Block>>, target: Opt
         bytes += block.len() as u64;
         // A stored block is in the file already (the snapshot copy).
         if let Some(t) = target.as_ref().filter(|_| !block.stored) {
-            let w = writer.get_or_insert_with(|| SpillWriter::new(&t.file, t.direct && start == 0));
-            if let Err(e) = w.write(&block) {
+            let w = match writer.as_mut() {
+                Some(w) => Ok(w),
+                None => SpillWriter::new(&t.file, t.direct && start == 0).map(|w| writer.insert(w)),
+            };
+            if let Err(e) = w.and_then(|w| w.write(&block)) {
                 error = Some(e);
                 writer = None;
                 discard(target.take());

@@ -2,8 +2,10 @@
 //! untrusted bytes safe to print (one list of unsafe characters), shortening
 //! with the one cut marker, line shapes (variable parts folded), redrawn
 //! lines as a terminal leaves them, sizes,
-//! and messages to stderr.
+//! messages to stderr, and reading small files outbox does not own
+//! (`file`: never blocking, regular files only, capped).
 
+pub mod file;
 pub mod redraw;
 pub mod sanitize;
 pub mod shape;

@@ -151,6 +151,26 @@ pub fn json_literal_chars(s: &str) -> usize {
     escaped + 2
 }
 
+/// serde_json escapes only C0 controls; every other unsafe character (DEL,
+/// C1, bidirectional overrides, from a command line, a path, an error) is
+/// escaped too, so JSON outbox prints is as safe on a terminal as its
+/// lines. Such characters can only occur inside JSON strings, where
+/// `\uXXXX` is valid: the document means the same. Newlines, tabs and
+/// carriage returns are left alone: serde_json escapes them inside strings,
+/// so any left are a pretty printer's whitespace.
+pub fn terminal_safe_json(json: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if is_unsafe_char(c) && !matches!(c, '\n' | '\t' | '\r') {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn push_char(out: &mut String, c: char) -> u32 {
     use std::fmt::Write;
     let start = out.len();

@@ -208,3 +208,24 @@ fn the_file_sets_the_wrappers_budget() {
     assert!(s.starts_with("<<<OUTBOX-HEADER\n") && s.contains("\"budget\":2500"), "{s}");
     assert!(util::chars(&out.stdout) <= 2500);
 }
+
+/// `outbox --help` points to the documentation, and every `docs/` file it
+/// names exists (and is in the package: Cargo.toml includes `docs/*.md`).
+#[test]
+fn help_names_the_docs_and_each_exists() {
+    let store = Store::new();
+    let out = util::run(&store, &["--help"], b"");
+    assert!(out.status.success(), "{}", ctx(&out));
+    let help = stdout(&out);
+    let named: Vec<&str> = help
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| w.starts_with("docs/") && w.ends_with(".md"))
+        .collect();
+    assert!(named.len() >= 9, "--help names the docs: {named:?}\n{help}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in &named {
+        assert!(root.join(doc).is_file(), "--help names {doc}, which does not exist");
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("\"/docs/*.md\""), "the package includes the docs --help names");
+}

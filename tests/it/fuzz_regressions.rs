@@ -162,7 +162,7 @@ fn json_fold_does_not_print_bidi_overrides_raw() {
     for doc in [&br#"["\u202e evil"]"#[..], "[\"\u{202e} evil\"]".as_bytes(), br#"{"\u2066k": [1, 2]}"#] {
         let mut c = outbox::json::JsonCollector::new(1 << 20);
         c.feed(doc);
-        let out = c.fold(&fold_ctx(2000)).expect("valid JSON folds");
+        let out = c.fold(&fold_ctx(2000), None).expect("valid JSON folds");
         assert_eq!(raw_bidi(&out), None, "{}: {out}", String::from_utf8_lossy(doc));
     }
 }
@@ -215,7 +215,7 @@ fn folded_json_parses_with_serde_json_despite_huge_numbers() {
     for doc in [&b"1869771365e28530"[..], b"[1e400, -1e400, 2]", br#"{"items": [{"x": 1e999}, {"x": 1}]}"#] {
         let mut c = outbox::json::JsonCollector::new(1 << 20);
         c.feed(doc);
-        let out = c.fold(&fold_ctx(2000)).expect("grammatical JSON folds");
+        let out = c.fold(&fold_ctx(2000), None).expect("grammatical JSON folds");
         let parsed: Result<serde_json::Value, _> = serde_json::from_str(&out);
         assert!(parsed.is_ok(), "{}: {:?}\n{out}", String::from_utf8_lossy(doc), parsed.err());
     }

@@ -9,7 +9,7 @@ use std::path::Path;
 /// Layers from the bottom up; a folder may import its own layer and those
 /// before it. `notes` stands apart: it uses only `text`.
 const LAYERS: &[&str] =
-    &["text", "family", "stream", "render", "json", "store", "history", "notes", "session", "reference"];
+    &["sys", "text", "family", "stream", "render", "json", "store", "history", "notes", "session", "reference"];
 
 fn allowed(from: &str, to: &str) -> bool {
     if from == "notes" {

@@ -2,9 +2,11 @@
 
 mod util;
 
+mod agents;
 mod check;
 mod claims;
 mod cli;
+mod detach;
 mod envelope;
 mod families;
 mod faults;
@@ -13,6 +15,7 @@ mod folding;
 mod fuzz_regressions;
 mod history;
 mod hook;
+mod hostile;
 mod json;
 mod layers;
 mod pack;

@@ -190,7 +190,7 @@ fn every_printer_escapes_the_one_list_of_unsafe_characters() {
         let doc = serde_json::to_string(&vec![format!("a{c}b")]).unwrap();
         let mut col = outbox::json::JsonCollector::new(1 << 20);
         col.feed(doc.as_bytes());
-        let out = col.fold(&reference::fold_context(4000)).expect("folds");
+        let out = col.fold(&reference::fold_context(4000), None).expect("folds");
         assert_eq!(!out.contains(&format!("a{c}b")), is_unsafe_char(c), "JSON fold and U+{:04X}", c as u32);
         let shown = display(format!("a{c}b").as_bytes()).text;
         assert_eq!(

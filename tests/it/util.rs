@@ -6,8 +6,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The binary under test: `OUTBOX_TEST_BIN` when set (to show that a new
+/// test fails on an older build), else the one cargo built.
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_outbox")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| std::env::var("OUTBOX_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_outbox").to_string()))
 }
 
 /// A private store directory that is removed when dropped.
@@ -59,6 +62,42 @@ pub fn run_cmd(mut cmd: Command, input: &[u8]) -> Output {
     out
 }
 
+/// The build under test has Linux's fast paths (O_DIRECT, write-behind,
+/// FICLONE, copy_file_range); the `portable` feature takes them away.
+pub const FAST_PATHS: bool = cfg!(all(target_os = "linux", not(feature = "portable")));
+
+/// [`run_cmd`] under a deadline: a run that has not ended after `secs`
+/// seconds is killed and the test fails, instead of hanging the suite.
+pub fn run_deadline(mut cmd: Command, input: &[u8], secs: u64) -> Output {
+    if !cmd.get_envs().any(|(k, _)| k == "XDG_CONFIG_HOME" || k == "OUTBOX_CONFIG") {
+        cmd.env("OUTBOX_CONFIG", "/dev/null");
+    }
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn outbox");
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(out) => {
+            writer.join().unwrap();
+            waiter.join().unwrap();
+            out.expect("wait outbox")
+        }
+        Err(_) => {
+            // SAFETY: signalling the child we spawned, by its pid.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("outbox did not end within {secs} s: {cmd:?}");
+        }
+    }
+}
+
 pub fn chars(bytes: &[u8]) -> usize {
     String::from_utf8_lossy(bytes).chars().count()
 }
@@ -67,7 +106,9 @@ pub fn chars(bytes: &[u8]) -> usize {
 pub fn pty() -> (std::fs::File, std::fs::File) {
     use std::os::fd::FromRawFd;
     let (mut master, mut slave) = (0, 0);
-    let r = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    let r = unsafe {
+        libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
+    };
     assert_eq!(r, 0, "openpty: {}", std::io::Error::last_os_error());
     for fd in [master, slave] {
         // Not inherited by outbox (only its stdin and stderr are the slave).

@@ -637,7 +637,7 @@ fn a_command_that_reads_the_terminal_is_killed_not_waited_for() {
         // pty, as at an interactive shell.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::setsid() < 0 || libc::ioctl(tty, libc::TIOCSCTTY, 0) < 0 {
+                if libc::setsid() < 0 || libc::ioctl(tty, libc::TIOCSCTTY as _, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())

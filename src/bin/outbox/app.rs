@@ -32,7 +32,8 @@ pub fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if matches!(cli.command, Some(Command::Config)) {
-        return print(&config.report(&cli));
+        // Values come from the file and the environment: made safe.
+        return print(&outbox::text::stderr::safe(&config.report(&cli)));
     }
     let wrapping = cli.command.is_none() && !cli.wrap.is_empty();
     match run(cli) {
@@ -59,10 +60,15 @@ fn usage_error(mut e: clap::Error, args: &[OsString]) -> ExitCode {
     if let Some(hints) = wrap_hint(&e, args) {
         e.insert(ContextKind::Suggested, ContextValue::StyledStrs(hints.into_iter().map(Into::into).collect()));
     }
-    let _ = e.print();
     if !e.use_stderr() {
+        // --help, --version: our own text.
+        let _ = e.print();
         return ExitCode::SUCCESS;
     }
+    // A usage error quotes the arguments: made safe for a terminal like
+    // every other message (plain, without clap's colours).
+    let text = outbox::text::stderr::safe(e.render().to_string().trim_end());
+    let _ = std::io::stderr().write_all(format!("{text}\n").as_bytes());
     ExitCode::from(if first_word(args) == Some("hook") { 1 } else { 2 })
 }
 
@@ -169,7 +175,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Ok(o)
     };
     match cli.command {
-        Some(Command::Show(a)) => outbox::store::run_show(&a.into(), &store).map(code),
+        Some(Command::Show(a)) => match crate::follow::record(&store, &a.id) {
+            Some(entry) => crate::follow::show(&a, &entry, &store),
+            None => outbox::store::run_show(&a.into(), &store).map(code),
+        },
+        Some(Command::Status(a)) => crate::follow::status(&a, &store),
+        Some(Command::Wait(a)) => crate::follow::wait(&a, &store),
         Some(Command::Ls(a)) => outbox::store::run_ls(&a.into(), &store).map(code),
         Some(Command::Rm(a)) => outbox::store::run_rm(&a.into(), &store).map(code),
         Some(Command::Gc(a)) => {
@@ -178,7 +189,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             if !dry_run {
                 // Series outlive the entries they describe; only long-idle
                 // ones go.
-                let removed = outbox::history::series::collect(store.dir()?, outbox::store::now_secs())?;
+                let removed = match outbox::store::Store::open_existing(store.dir()?)? {
+                    Some(s) => outbox::history::series::collect(&s, outbox::store::now_secs())?,
+                    None => 0,
+                };
                 if removed > 0 {
                     outbox::say!("removed {removed} run-history series idle for 180 days or more");
                 }
@@ -191,6 +205,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Hook(a)) => crate::integrate::hook::run(&a).map(code),
         Some(Command::Config) => Ok(0),
         Some(Command::Trend(a)) => crate::trend::run(&a, &cli.envelope, &store),
+        Some(Command::Stats(a)) => crate::stats::run(&a, &store),
         Some(Command::Completions { shell }) => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "outbox", &mut out);
@@ -201,8 +216,19 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             clap_mangen::Man::new(Cli::command()).render(&mut out)?;
             Ok(write_stdout(&out))
         }
-        None if !cli.wrap.is_empty() => crate::wrap::run(&options(&cli)?, &cli.wrap, cli.timeout),
-        None => outbox::session::run_stdin(&options(&cli)?),
+        None if !cli.wrap.is_empty() => {
+            // Claude Code's Bash tool stops a command at 120 s.
+            let preset = (cli.envelope.harness == Some(crate::cli::HarnessArg::ClaudeCode))
+                .then_some(crate::wrap::CLAUDE_CODE_DETACH);
+            match cli.detach_after.or(preset) {
+                Some(after) => crate::wrap::detach::run(&options(&cli)?, &cli.wrap, cli.timeout, after),
+                None => crate::wrap::run(&options(&cli)?, &cli.wrap, cli.timeout),
+            }
+        }
+        None => match (&cli.envelope.trailer, cli.envelope.cut) {
+            (Some(nonce), cut) => crate::integrate::trailer::run(&options(&cli)?, nonce, cut),
+            (None, _) => outbox::session::run_stdin(&options(&cli)?),
+        },
     }
 }
 

@@ -42,7 +42,18 @@ and --boundary also come from OUTBOX_BUDGET, OUTBOX_TAIL, OUTBOX_TAIL_BUDGET,
 OUTBOX_HEAD_BUDGET, OUTBOX_SIGNAL, OUTBOX_HARNESS, OUTBOX_BOUNDARY and the
 configuration file (`outbox config` shows each value and its source). A bad
 value there is said on stderr and the next source is used: it never costs the
-output.";
+output.
+
+Documentation (docs/ in the source and in the crate's package):
+  docs/envelope.md      reading an envelope
+  docs/options.md       every option, the configuration file, the environment
+  docs/families.md      tool families
+  docs/json.md          JSON and NDJSON folds
+  docs/agents.md        wrap mode, shell wrappers, agent hooks
+  docs/store.md         the store and the run history
+  docs/notes.md         outbox pack and outbox check
+  docs/performance.md   speed and memory, as measured
+  docs/design.md        how it is built; platforms";
 
 /// A streaming filter that turns huge command output into a bounded,
 /// honest envelope: header, head, error lines, tail, every omission counted,
@@ -90,6 +101,15 @@ pub struct Cli {
     /// outbox exits 124, as GNU timeout does.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
+
+    /// Wrap mode: when the command still runs after DURATION, print the
+    /// envelope of what has arrived ("running": true, the run's id) and
+    /// exit 0; the command goes on and its output is still stored. Follow
+    /// it with `outbox status ID`, `outbox wait ID`, `outbox show ID`.
+    /// Default with --harness claude-code: 110s (its Bash tool stops a
+    /// command at 120s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub detach_after: Option<Duration>,
 }
 
 impl Cli {
@@ -98,6 +118,14 @@ impl Cli {
         let usage = |msg: String| Cli::command().error(ErrorKind::MissingRequiredArgument, msg);
         if self.command.is_some() || !self.wrap.is_empty() {
             return Ok(());
+        }
+        if self.envelope.trailer.is_some() && !self.wrap.is_empty() {
+            return Err(usage("--trailer reads a piped command's status: CMD | outbox --trailer N".to_string()));
+        }
+        if self.detach_after.is_some() {
+            return Err(usage(
+                "--detach-after needs a command to run: outbox --detach-after 2m -- CMD [ARGS...]".to_string(),
+            ));
         }
         if self.timeout.is_some() {
             return Err(usage(
@@ -153,6 +181,16 @@ pub enum Command {
     /// Sizes of each command's runs over time: level, spread, slope, steps,
     /// and how many runs until the output crosses the boundary.
     Trend(TrendArgs),
+    /// Detached runs (--detach-after): running or how they ended, bytes so
+    /// far, the last signal line. Without ID: every run of the last day.
+    Status(StatusArgs),
+    /// Wait for a detached run to end, print its final envelope and exit
+    /// with the command's status.
+    Wait(WaitArgs),
+    /// Per command: runs, characters produced against characters printed
+    /// (kept out of the reader's window), byte-identical re-runs, envelopes
+    /// against outputs printed whole.
+    Stats(StatsArgs),
 }
 
 /// When to print the envelope instead of the input itself.
@@ -289,6 +327,18 @@ pub struct EnvelopeArgs {
     #[arg(long, value_name = "FILE", hide = true)]
     pub status_file: Option<PathBuf>,
 
+    /// `CMD | outbox` only, for the agent hooks' rewritten lines: the piped
+    /// command's exit status arrives after its output as a trailer carrying
+    /// NONCE; it is taken off the input, recorded in the header, and outbox
+    /// exits as the original line would have.
+    #[arg(long, value_name = "NONCE", hide = true)]
+    pub trailer: Option<String>,
+
+    /// With --trailer: the reader's cut this envelope replaces, head:N or
+    /// tail:N (at least those N lines are shown, within the budget).
+    #[arg(long, value_name = "head:N|tail:N", hide = true, value_parser = parse_cut, requires = "trailer")]
+    pub cut: Option<crate::integrate::hook::line::Cut>,
+
     /// Ignored (kept so that scripts using it still run): a file on stdin
     /// is cloned into the store and read from the clone, or read like a
     /// pipe where it cannot be cloned. Mapping it was
@@ -356,6 +406,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err("a timeout of 0 would end the command at once: use more than 0".into());
     }
     Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is too long"))
+}
+
+/// `--cut head:N` / `--cut tail:N`.
+pub fn parse_cut(s: &str) -> Result<crate::integrate::hook::line::Cut, String> {
+    use crate::integrate::hook::line::Cut;
+    let bad = || format!("'{s}' is not a cut: write head:N or tail:N");
+    let (tool, n) = s.split_once(':').ok_or_else(bad)?;
+    let n: usize = n.parse().map_err(|_| bad())?;
+    match tool {
+        "head" => Ok(Cut::Head(n)),
+        "tail" => Ok(Cut::Tail(n)),
+        _ => Err(bad()),
+    }
 }
 
 pub fn parse_tail(s: &str) -> Result<usize, String> {
@@ -603,6 +666,39 @@ pub struct TrendArgs {
     pub boundary: Option<u64>,
 }
 
+/// `outbox status` options.
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    /// A run's id (from the envelope's header); all runs when omitted.
+    pub id: Option<String>,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `outbox wait` options.
+#[derive(Debug, Clone, Args)]
+pub struct WaitArgs {
+    /// The run's id (from the envelope's header).
+    pub id: String,
+
+    /// Give up after DURATION: say so and exit 124 (as --timeout does).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+}
+
+/// `outbox stats` options.
+#[derive(Debug, Clone, Args)]
+pub struct StatsArgs {
+    /// Only commands whose label, command or series name contains KEY.
+    pub key: Option<String>,
+
+    /// Print a JSON array instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 // ---------------------------------------------------------------------------
 // From arguments to the library's options
 
@@ -623,7 +719,10 @@ impl EnvelopeArgs {
             // The caller fills this in from the environment (app.rs).
             store: StoreEnv::default(),
             signal,
-            tail: self.tail,
+            tail: match self.cut {
+                Some(crate::integrate::hook::line::Cut::Tail(n)) => self.tail.max(n),
+                _ => self.tail,
+            },
             budget: self.budget.or(harness.budget()).unwrap_or(DEFAULT_RUN_BUDGET),
             harness,
             boundary: self.boundary,
@@ -650,6 +749,14 @@ impl EnvelopeArgs {
             },
             progress: self.progress,
             status_file: self.status_file.clone(),
+            keep_head_lines: match self.cut {
+                Some(crate::integrate::hook::line::Cut::Head(n)) => Some(n),
+                _ => None,
+            },
+            keep_tail_lines: match self.cut {
+                Some(crate::integrate::hook::line::Cut::Tail(n)) => Some(n),
+                _ => None,
+            },
             families: self.family_options()?,
         })
     }

@@ -27,7 +27,6 @@
 //! ```
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use clap::parser::ValueSource;
@@ -282,8 +281,36 @@ impl Config {
             let value = shown_value(&value.unwrap_or_else(|| "(none)".into()));
             out.push_str(&format!("{:<12} = {:<24} # {source}\n", s.key, value));
         }
+        out.push_str(&families_report());
         out
     }
+}
+
+/// `outbox config`'s lines on family files: where they are looked for,
+/// which were loaded, which replace a shipped family, which are ignored.
+fn families_report() -> String {
+    use outbox::family::spec;
+    let Some(dir) = spec::user_dir() else { return "family files: none (no $XDG_CONFIG_HOME or $HOME)\n".into() };
+    let loaded = spec::load_from(Some(&dir));
+    let users: Vec<String> = loaded
+        .specs
+        .iter()
+        .filter_map(|f| f.source.as_deref())
+        .map(|p| shown(Path::new(p.file_name().unwrap_or_default())))
+        .collect();
+    let mut out = format!(
+        "family files: {}{}\n",
+        shown(&dir),
+        if users.is_empty() { " (none loaded)".to_string() } else { format!(" (loaded: {})", users.join(", ")) }
+    );
+    for (path, name, deliberate) in &loaded.overrides {
+        let how = if *deliberate { format!(" (replaces = \"{name}\")") } else { String::new() };
+        out.push_str(&format!("  {} replaces the shipped family '{name}'{how}\n", shown(path)));
+    }
+    for p in &loaded.problems {
+        out.push_str(&format!("  {p}\n"));
+    }
+    out
 }
 
 /// What is wrong with the store's variables, one line each with the value
@@ -438,25 +465,18 @@ fn edits(a: &str, b: &str) -> usize {
 /// read, opened without blocking (a FIFO named config.toml would hang
 /// every run), and at most [`MAX_FILE`] bytes of it.
 fn read(path: &Path) -> Result<Option<String>, String> {
-    use std::os::unix::fs::OpenOptionsExt;
     // `OUTBOX_CONFIG=/dev/null`: the usual way to say "no configuration".
     if path == Path::new("/dev/null") {
         return Ok(None);
     }
-    let file = match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path) {
-        Ok(f) => f,
+    // Never blocking on a FIFO, never reading a device or a huge file
+    // (the one way outbox reads a file it does not own).
+    let how = outbox::text::file::Untrusted { cap: MAX_FILE, follow: true };
+    let bytes = match outbox::text::file::read(None, path, how) {
+        Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read it: {e}")),
     };
-    let meta = file.metadata().map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read it: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("larger than {MAX_FILE} bytes"));
-    }
     String::from_utf8(bytes).map(Some).map_err(|_| "not UTF-8 text".to_string())
 }
 

@@ -5,7 +5,9 @@
 mod app;
 mod cli;
 mod config;
+mod follow;
 mod integrate;
+mod stats;
 mod trend;
 mod wrap;
 

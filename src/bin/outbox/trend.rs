@@ -16,10 +16,18 @@ pub fn run(args: &TrendArgs, env: &EnvelopeArgs, store: &outbox::store::StoreEnv
         (None, Some(h)) => h,
         (None, None) => (env.budget.unwrap_or(DEFAULT_RUN_BUDGET) as u64, Unit::Chars),
     };
-    let dir = store.dir()?;
-    let rows = report::rows(dir, args.key.as_deref(), boundary, unit, args.within)?;
+    let report = match outbox::store::Store::open_existing(store.dir()?)? {
+        Some(s) => report::rows(&s, args.key.as_deref(), boundary, unit, args.within)?,
+        None => report::Report::default(),
+    };
+    for p in &report.problems {
+        outbox::say!("{p}");
+    }
+    let rows = report.rows;
     let text = if args.json {
-        serde_json::to_string_pretty(&rows)? + "\n"
+        // Keys hold commands and paths: no control or bidi character
+        // reaches a terminal raw, even inside JSON strings.
+        outbox::text::sanitize::terminal_safe_json(&serde_json::to_string_pretty(&rows)?) + "\n"
     } else if rows.is_empty() {
         match args.within {
             Some(n) => format!("no series crosses {boundary} {} within {n} runs\n", unit.name()),

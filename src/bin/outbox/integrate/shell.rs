@@ -5,9 +5,16 @@
 //! - It never changes what a person sees at a terminal or what a pipeline
 //!   receives: a wrapper envelopes only when `OUTBOX_WRAP=1` is set *and* its
 //!   stdout is the very file the shell's stdout was when the init code ran
-//!   (same device and inode, taken with `stat -L` on a duplicate of fd 1). In
-//!   a pipeline (`grep x f | wc -l`), a redirect (`> f`), or a command
-//!   substitution, stdout is something else and the real tool runs untouched.
+//!   (same device and inode, taken with `stat -L` on a duplicate of fd 1,
+//!   and on Linux the same append flag of the open file description, from
+//!   `/proc/self/fdinfo`). In a pipeline (`grep x f | wc -l`), a redirect
+//!   (`> f`), or a command substitution, stdout is something else and the
+//!   real tool runs untouched; so is `grep x f >> out` where the shell's own
+//!   stdout is `out` (opened without append). A redirect that opens the
+//!   shell's own stdout file again with the same flags is told apart by
+//!   outbox itself (`reopen.rs`: the wrappers pass the shell's pids, and
+//!   `kcmp` compares open file descriptions); outbox then runs the real
+//!   tool in its place.
 //! - A redirection of stderr the user wrote keeps working: the wrapper
 //!   merges stderr into the envelope only when the command's stderr is the
 //!   shell's stderr as recorded at init (or its stdout, `2>&1`); otherwise
@@ -61,6 +68,11 @@ code runs (yours) is left alone, not wrapped; aliases keep working. stderr
 joins the envelope only when it is the shell's own: a redirected stderr
 (2>/dev/null, 2>err.log) stays where it was sent (outbox --stderr inherit).
 
+Agents (a hook instead of shell code; see `outbox hook --help`):
+  outbox init --agent claude-code      also codex, gemini, cursor, copilot, opencode
+  outbox init --detect                 every agent that looks installed here
+  add --dry-run to see the change, --undo to take it out again
+
 Setup:
   bash/zsh:  eval \"$(outbox init bash)\"        (in ~/.bashrc or ~/.zshrc)
   fish:      outbox init fish | source           (in config.fish)
@@ -68,10 +80,36 @@ Setup:
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = INIT_AFTER_HELP)]
+#[command(group(clap::ArgGroup::new("agents").args(["agent", "detect"]).multiple(false)))]
 pub struct InitArgs {
-    /// Shell to print code for.
-    #[arg(value_enum)]
-    pub shell: ShellKind,
+    /// Shell to print code for (or use --agent / --detect).
+    #[arg(value_enum, required_unless_present_any = ["agent", "detect"], conflicts_with_all = ["agent", "detect"])]
+    pub shell: Option<ShellKind>,
+
+    /// Write the hook of this agent into its settings (claude-code, codex,
+    /// gemini, cursor, copilot, opencode); keeps the user's other settings
+    /// and a backup of the file as it was.
+    #[arg(long, value_enum, value_name = "NAME", conflicts_with = "detect")]
+    pub agent: Option<crate::integrate::hook::Agent>,
+
+    /// Set up every agent that looks installed here (its settings directory
+    /// or its command exists).
+    #[arg(long)]
+    pub detect: bool,
+
+    /// With --agent/--detect: show the change, write nothing.
+    #[arg(long, requires = "agents")]
+    pub dry_run: bool,
+
+    /// With --agent/--detect: take outbox's hook out again (the file as it
+    /// was, byte for byte, when it has not been edited since).
+    #[arg(long, requires = "agents")]
+    pub undo: bool,
+
+    /// With --agent: the settings file to change instead of the agent's
+    /// usual one.
+    #[arg(long, value_name = "FILE", requires = "agent")]
+    pub file: Option<std::path::PathBuf>,
 
     /// Commands to wrap, comma-separated. `default` is the default list;
     /// NAME wraps NAME (with its known subcommand rule, if any);
@@ -358,16 +396,51 @@ pub fn self_path() -> anyhow::Result<String> {
     }
 }
 
-/// Prints the init code for `args.shell`.
+/// Prints the init code for `args.shell`, or sets up agents' hooks.
 pub fn run(args: &InitArgs) -> anyhow::Result<ExitCode> {
+    let Some(shell) = args.shell else { return run_agents(args) };
     let commands = parse_commands(&args.commands).map_err(|e| anyhow::anyhow!("--commands: {e}"))?;
-    let code = generate(args.shell, &commands, &self_path()?);
+    let code = generate(shell, &commands, &self_path()?);
     let mut out = std::io::stdout().lock();
     match out.write_all(code.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(anyhow::anyhow!("cannot write the init code to stdout: {e}")),
     }
+}
+
+/// `--agent NAME` / `--detect`, with `--dry-run` and `--undo`.
+fn run_agents(args: &InitArgs) -> anyhow::Result<ExitCode> {
+    use crate::integrate::install::{self, Action};
+    let action = if args.undo { Action::Undo } else { Action::Install };
+    let agents = match args.agent {
+        Some(a) => vec![a],
+        None => {
+            let found = install::detect();
+            if found.is_empty() {
+                outbox::say!(
+                    "no agent found here (looked for ~/.claude, ~/.codex, ~/.gemini, ~/.cursor, ~/.copilot, \
+~/.config/opencode and their commands on PATH); name one with --agent"
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+            found
+        }
+    };
+    let mut report = String::new();
+    let mut failed = false;
+    for agent in agents {
+        match install::apply(agent, args.file.as_deref(), action, args.dry_run) {
+            Ok(r) => report.push_str(&r),
+            Err(e) => {
+                failed = true;
+                outbox::say!("error: {}: {e}", agent.name());
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(report.as_bytes()).and_then(|_| out.flush());
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// The shell code wrapping `commands`, calling outbox at `exe`.
@@ -398,9 +471,18 @@ fn generate_posix(shell: ShellKind, commands: &[Wrapped], exe: &str) -> String {
 # stdout is this shell's stdout as of now; in a pipeline, a redirect or $(...)
 # the real tool runs untouched. Escapes: `command grep ...`, `OUTBOX_WRAP=0 grep ...`.
 
-# Prints DEVICE:INODE of what $1 refers to (GNU stat, then BSD stat).
+# Prints DEVICE:INODE of what $1 (/dev/fd/3) refers to (GNU stat, then BSD
+# stat), then on Linux whether fd 3's open file description appends: `>> f`
+# onto the very file that is the shell's stdout opens another description,
+# and the real tool must write there, not an envelope.
 __outbox_stat() {{
   command stat -L -c %d:%i "$1" 2>/dev/null || command stat -L -f %d:%i "$1" 2>/dev/null || :
+  if [ -r /proc/self/fdinfo/3 ]; then
+    local __outbox_k __outbox_v
+    while read -r __outbox_k __outbox_v; do
+      case $__outbox_k in flags:) echo "append=$(( (8#$__outbox_v >> 10) & 1 ))" ;; esac
+    done </proc/self/fdinfo/3
+  fi
 }}
 # fd 3 is a duplicate of the shell's stdout: inside $(...) fd 1 is the capture.
 {{ __outbox_stdout=$(__outbox_stat /dev/fd/3); }} 3>&1
@@ -480,9 +562,9 @@ if {found} {name} >/dev/null 2>&1 && __outbox_may_wrap {name}; then
   function {name} {{
     if {cond}; then
       if __outbox_err_ok; then
-        {exe_q} -- {name} "$@"
+        OUTBOX_SHELL_PIDS="$$ ${{BASHPID-}}" {exe_q} -- {name} "$@"
       else
-        {exe_q} --stderr inherit -- {name} "$@"
+        OUTBOX_SHELL_PIDS="$$ ${{BASHPID-}}" {exe_q} --stderr inherit -- {name} "$@"
       fi
     else
       command {name} "$@"
@@ -516,9 +598,16 @@ fn generate_fish(commands: &[Wrapped], exe: &str) -> String {
 # stdout is this shell's stdout as of now; in a pipeline, a redirect or (...)
 # the real tool runs untouched. Escapes: `command grep ...`, `OUTBOX_WRAP=0 grep ...`.
 
-# Prints DEVICE:INODE of fd 3 (GNU stat, then BSD stat).
+# Prints DEVICE:INODE of fd 3 (GNU stat, then BSD stat), then on Linux
+# whether its open file description appends (O_APPEND, octal 02000: `>> f`
+# onto the very file that is the shell's stdout is another description), on
+# one line.
 function __outbox_fd3_id
-    command stat -L -c %d:%i /dev/fd/3 2>/dev/null; or command stat -L -f %d:%i /dev/fd/3 2>/dev/null
+    begin
+        command stat -L -c %d:%i /dev/fd/3 2>/dev/null; or command stat -L -f %d:%i /dev/fd/3 2>/dev/null
+        # awk, not fish's `test`: only an external command has fd 3.
+        command awk '$1 == "flags:" {{ d = substr($2, length($2) - 3, 1); print "append=" (d ~ /[2367]/) }}' /proc/self/fdinfo/3 2>/dev/null
+    end | string join ' '
 end
 # fish does not pass extra descriptors into (...), hence `| read`.
 set -g __outbox_stdout ''
@@ -618,9 +707,9 @@ if command -sq {name}; and __outbox_may_wrap {name}
     function {name}
         if {cond}
             if __outbox_err_ok
-                {exe_q} -- {name} $argv
+                OUTBOX_SHELL_PIDS=$fish_pid {exe_q} -- {name} $argv
             else
-                {exe_q} --stderr inherit -- {name} $argv
+                OUTBOX_SHELL_PIDS=$fish_pid {exe_q} --stderr inherit -- {name} $argv
             end
         else if functions -q __outbox_fish_{name}
             __outbox_fish_{name} $argv

@@ -3,7 +3,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -22,30 +22,34 @@ pub(super) fn command(
     let mut command = Command::new(program);
     command
         .args(args)
+        // The wrappers' note to outbox, not the command's business.
+        .env_remove(crate::integrate::reopen::VAR)
         .stdin(Stdio::inherit())
         .stdout(Stdio::from(out))
         .stderr(err.map_or_else(Stdio::inherit, Stdio::from))
         .process_group(0);
-    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
-    let parent = std::process::id() as libc::pid_t;
-    // Safety: the closure only makes async-signal-safe system calls.
+    // (interrupt::install() catches SIGXFSZ rather than ignoring it: a
+    // caught signal is back to its default after exec, so the command gets
+    // its own.)
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    let parent = rustix::process::getpid();
+    // SAFETY: between fork and exec the closure makes only async-signal-safe
+    // system calls (setpgid, getpid, write; prctl, getppid, _exit on Linux)
+    // and allocates nothing.
     unsafe {
         command.pre_exec(move || {
-            // interrupt::install() ignores SIGXFSZ for outbox; an ignored
-            // disposition survives exec, and the command should get its own.
-            libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
             if let Some(fd) = lifeline {
                 super::guardian::announce_group(fd);
             }
             // The guardian ends the whole group should outbox die; this
             // covers the direct child in the moment before the guardian
             // learns the group, and should the guardian be killed too.
-            #[cfg(target_os = "linux")]
+            #[cfg(all(target_os = "linux", not(feature = "portable")))]
             {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
-                if libc::getppid() != parent {
+                let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
+                if rustix::process::getppid() != Some(parent) {
                     // outbox died before the request took effect.
-                    libc::_exit(125);
+                    signal_hook::low_level::exit(125);
                 }
             }
             Ok(())
@@ -77,13 +81,10 @@ pub(super) fn spawn_failure(program: &OsStr, name: &str, e: &io::Error) -> u8 {
     }
 }
 
-/// A pipe whose two ends are close-on-exec, so the command receives only
-/// the duplicates that become its stdout and stderr.
+/// A pipe whose two ends are close-on-exec (as std makes every pipe), so
+/// the command receives only the duplicates that become its stdout and
+/// stderr.
 pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // Safety: pipe2 just returned these two descriptors, owned by nobody.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let (read, write) = io::pipe()?;
+    Ok((OwnedFd::from(read), OwnedFd::from(write)))
 }

@@ -42,10 +42,18 @@
 //!   running, as before.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use outbox::stream::interrupt;
+use outbox::sys::signals;
+use rustix::fs::{Mode, OFlags};
+use rustix::process::{Pid, Signal, WaitOptions};
+use rustix::thread::Timespec;
+use signal_hook::consts::{
+    SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGXFSZ,
+};
+use signal_hook::low_level::exit;
 
 use super::child::pipe;
 
@@ -53,14 +61,14 @@ use super::child::pipe;
 /// and SIGKILL. Short: nobody is left to read what it prints.
 pub const GUARD_GRACE: Duration = Duration::from_secs(1);
 /// How often the guardian looks whether the group is empty during the grace.
-const GUARD_TICK_NS: libc::c_long = 20_000_000;
+const GUARD_TICK_NS: i64 = 20_000_000;
 /// How long outbox waits for a stood-down guardian to exit.
 const STAND_DOWN_WAIT: Duration = Duration::from_secs(2);
 
 /// The running guardian of one command's process group. Dropping it stands
 /// the guardian down and reaps it.
 pub struct Guardian {
-    pid: libc::pid_t,
+    pid: Pid,
     lifeline: Option<OwnedFd>,
 }
 
@@ -78,29 +86,23 @@ impl Guardian {
             std::process::id(),
             GUARD_GRACE.as_secs()
         );
-        let devnull = c"/dev/null";
         // Block every signal across the fork: outbox's handlers must not run
         // in the guardian before it has set its own dispositions.
-        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        unsafe {
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        }
+        let old = signals::block(&[]);
+        // SAFETY: fork has no preconditions; in the child, which has one
+        // thread, only `guard` runs, which never returns and makes only
+        // async-signal-safe calls on data prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // Safety: the child runs `guard`, which never returns and makes
-            // only async-signal-safe calls on data prepared before the fork.
-            unsafe { guard(read.as_raw_fd(), &open, message.as_bytes(), devnull.as_ptr(), &old) }
+            // SAFETY: this is the child of the fork, as `guard` requires.
+            unsafe { guard(read.as_fd(), &open, message.as_bytes(), &old) }
         }
         let forked = io::Error::last_os_error();
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
-        if pid < 0 {
-            return Err(forked);
-        }
+        signals::restore(&old);
+        let Some(pid) = Pid::from_raw(pid).filter(|_| pid > 0) else { return Err(forked) };
         // Also here, against the race with the child's own setpgid: the
         // guardian must have left outbox's group before outbox can die.
-        unsafe { libc::setpgid(pid, pid) };
+        let _ = rustix::process::setpgid(Some(pid), Some(pid));
         drop(read);
         Ok(Guardian { pid, lifeline: Some(write) })
     }
@@ -121,13 +123,12 @@ impl Drop for Guardian {
         if let Some(w) = self.lifeline.take() {
             // A guardian that is gone already makes this EPIPE (SIGPIPE is
             // ignored in Rust programs): nothing to do then.
-            unsafe { libc::write(w.as_raw_fd(), b"d".as_ptr().cast(), 1) };
+            let _ = rustix::io::write(&w, b"d");
         }
         let start = Instant::now();
         loop {
-            let mut status = 0;
-            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-            if r != 0 || start.elapsed() >= STAND_DOWN_WAIT {
+            let reaped = !matches!(rustix::process::waitpid(Some(self.pid), WaitOptions::NOHANG), Ok(None));
+            if reaped || start.elapsed() >= STAND_DOWN_WAIT {
                 // Reaped, or not our child any more, or stuck (stopped by
                 // hand): it exits on its own once it runs.
                 return;
@@ -142,13 +143,14 @@ impl Drop for Guardian {
 /// that group.
 ///
 /// # Safety
-/// Only between fork and exec; makes only async-signal-safe calls.
+/// Only between fork and exec, with `lifeline` open; makes only
+/// async-signal-safe calls.
 pub unsafe fn announce_group(lifeline: RawFd) {
-    libc::setpgid(0, 0);
+    let _ = rustix::process::setpgid(None, None);
     let mut msg = [b'g', 0, 0, 0, 0];
-    msg[1..].copy_from_slice(&libc::getpid().to_ne_bytes());
+    msg[1..].copy_from_slice(&rustix::process::getpid().as_raw_pid().to_ne_bytes());
     // Five bytes, under PIPE_BUF: written whole or not at all.
-    libc::write(lifeline, msg.as_ptr().cast(), msg.len());
+    let _ = rustix::io::write(BorrowedFd::borrow_raw(lifeline), &msg);
 }
 
 /// Descriptors open in this process (listed from /proc where there is one).
@@ -159,52 +161,44 @@ fn open_descriptors() -> Vec<RawFd> {
             return fds;
         }
     }
-    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
-    let max = match unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } {
-        0 => (lim.rlim_cur as u64).min(65_536) as RawFd,
-        _ => 1024,
-    };
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let max = limit.map_or(1024, |n| n.min(65_536)) as RawFd;
     (0..max).collect()
 }
 
 /// The guardian's whole life, in the forked child.
 ///
 /// # Safety
-/// Only in the child of `fork`; every pointer was prepared before the fork.
-unsafe fn guard(
-    lifeline: RawFd,
-    open: &[RawFd],
-    message: &[u8],
-    devnull: *const libc::c_char,
-    mask: &libc::sigset_t,
-) -> ! {
+/// Only in the child of `fork`; every argument was prepared before the fork.
+/// It closes descriptors that others own (the child never returns to them).
+unsafe fn guard(lifeline: BorrowedFd<'_>, open: &[RawFd], message: &[u8], mask: &signals::Mask) -> ! {
     // Out of outbox's group first: from here on a group kill misses us.
-    libc::setpgid(0, 0);
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE, libc::SIGTSTP] {
-        libc::signal(sig, libc::SIG_IGN);
-    }
-    for sig in [libc::SIGTTIN, libc::SIGTTOU, libc::SIGXFSZ, libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM] {
-        libc::signal(sig, libc::SIG_IGN);
-    }
-    libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut());
+    let _ = rustix::process::setpgid(None, None);
+    signals::ignore(&[SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP]);
+    signals::ignore(&[SIGTTIN, SIGTTOU, SIGXFSZ, SIGUSR1, SIGUSR2, SIGALRM]);
+    signals::restore(mask);
     #[cfg(target_os = "linux")]
-    libc::prctl(libc::PR_SET_NAME, c"outbox-guard".as_ptr() as libc::c_ulong, 0, 0, 0);
+    let _ = rustix::thread::set_name(c"outbox-guard");
     // Hold none of outbox's descriptors but the lifeline and stderr (for
     // the one message): its stdout must reach end of file when it dies.
-    let null = libc::open(devnull, libc::O_RDWR);
-    if null >= 0 {
-        libc::dup2(null, 0);
-        libc::dup2(null, 1);
+    let null = rustix::fs::open(c"/dev/null", OFlags::RDWR, Mode::empty()).ok();
+    if let Some(null) = &null {
+        let _ = rustix::stdio::dup2_stdin(null);
+        let _ = rustix::stdio::dup2_stdout(null);
     }
+    let null_fd = null.as_ref().map(|n| n.as_raw_fd());
     for &fd in open {
-        if fd > 2 && fd != lifeline {
-            libc::close(fd);
+        if fd > 2 && fd != lifeline.as_raw_fd() && Some(fd) != null_fd {
+            rustix::io::close(fd);
         }
     }
-    if null > 2 {
-        libc::close(null);
+    // /dev/null opened onto 0 or 1 (they were closed) stays there.
+    if null_fd.is_some_and(|fd| fd <= 2) {
+        std::mem::forget(null);
+    } else {
+        drop(null);
     }
-    let mut pgid: libc::pid_t = 0;
+    let mut pgid = None;
     loop {
         let mut tag = [0u8; 1];
         if !read_exact(lifeline, &mut tag) {
@@ -216,44 +210,41 @@ unsafe fn guard(
                 if !read_exact(lifeline, &mut id) {
                     break;
                 }
-                pgid = libc::pid_t::from_ne_bytes(id);
+                pgid = Pid::from_raw(i32::from_ne_bytes(id));
             }
-            _ => libc::_exit(0), // stood down
+            _ => exit(0), // stood down
         }
     }
-    if pgid <= 0 || libc::kill(-pgid, 0) != 0 {
-        libc::_exit(0); // nothing left of the command
-    }
-    libc::write(2, message.as_ptr().cast(), message.len());
-    libc::kill(-pgid, libc::SIGTERM);
+    let alive = |pgid: Pid| rustix::process::test_kill_process_group(pgid).is_ok();
+    let Some(pgid) = pgid.filter(|&g| g.as_raw_pid() > 0 && alive(g)) else {
+        exit(0); // nothing left of the command
+    };
+    let _ = rustix::io::write(rustix::stdio::stderr(), message);
+    let _ = rustix::process::kill_process_group(pgid, Signal::TERM);
     // A stopped process acts on SIGTERM only once continued.
-    libc::kill(-pgid, libc::SIGCONT);
-    let tick = libc::timespec { tv_sec: 0, tv_nsec: GUARD_TICK_NS };
+    let _ = rustix::process::kill_process_group(pgid, Signal::CONT);
+    let tick = Timespec { tv_sec: 0, tv_nsec: GUARD_TICK_NS };
     let ticks = GUARD_GRACE.as_nanos() / GUARD_TICK_NS as u128;
     for _ in 0..ticks {
-        libc::nanosleep(&tick, std::ptr::null_mut());
-        if libc::kill(-pgid, 0) != 0 {
-            libc::_exit(0);
+        let _ = rustix::thread::nanosleep(&tick);
+        if !alive(pgid) {
+            exit(0);
         }
     }
-    libc::kill(-pgid, libc::SIGKILL);
-    libc::_exit(0)
+    let _ = rustix::process::kill_process_group(pgid, Signal::KILL);
+    exit(0)
 }
 
 /// Reads exactly `buf.len()` bytes; false at end of file or on an error.
-///
-/// # Safety
 /// Async-signal-safe: used in the forked guardian.
-unsafe fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
+fn read_exact(fd: BorrowedFd<'_>, buf: &mut [u8]) -> bool {
     let mut got = 0;
     while got < buf.len() {
-        let n = libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got);
-        if n > 0 {
-            got += n as usize;
-        } else if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        } else {
-            return false;
+        match rustix::io::read(fd, &mut buf[got..]) {
+            Ok(0) => return false,
+            Ok(n) => got += n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return false,
         }
     }
     true

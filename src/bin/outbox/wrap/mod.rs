@@ -51,6 +51,7 @@
 //! rather than hang, outbox says so and kills such a command.
 
 mod child;
+pub mod detach;
 mod guardian;
 mod watch;
 
@@ -66,6 +67,7 @@ use outbox::session::{CommandInfo, EnvelopeMode, Measure, Plan, RunOptions, Sess
 use outbox::stream::ingest::Ingest;
 use outbox::stream::input::{Reader, Stop};
 use outbox::stream::interrupt;
+use rustix::process::Signal;
 
 use child::{pipe, spawn_failure};
 use guardian::Guardian;
@@ -83,6 +85,10 @@ const KILL_WAIT: Duration = Duration::from_secs(2);
 /// How often the waiting loop looks at the interrupt flag.
 const TICK: Duration = Duration::from_millis(50);
 
+/// `--detach-after` with `--harness claude-code`: just under the 120 s
+/// after which Claude Code's Bash tool stops a command.
+pub const CLAUDE_CODE_DETACH: Duration = Duration::from_secs(110);
+
 /// Exit status when `--timeout` expired, as GNU timeout's.
 pub const TIMED_OUT: u8 = 124;
 
@@ -90,19 +96,56 @@ pub const TIMED_OUT: u8 = 124;
 /// the smallest budget each.
 pub const SEPARATE_MIN_BUDGET: usize = 2 * outbox::session::MIN_BUDGET;
 
+/// How a wrapped run ended, for `--detach-after`'s record.
+#[derive(Debug, Clone, Default)]
+pub struct Ran {
+    /// outbox's exit status.
+    pub code: u8,
+    /// The command's (128+N for signal N), when known.
+    pub exit_status: Option<i32>,
+    /// Where the stored copy (stdout's) is, when it was kept.
+    pub full_output: Option<std::path::PathBuf>,
+}
+
 /// Runs `cmd` and envelopes its output; returns outbox's exit status.
 /// `timeout`: end the command's group when it runs longer (exit 124).
 pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> anyhow::Result<u8> {
+    run_with(args, cmd, timeout, None).map(|r| r.code)
+}
+
+/// [`run`], telling `entry` (a detached run's record) where the output
+/// is being stored as soon as it is known.
+pub fn run_with(
+    args: &RunOptions,
+    cmd: &[OsString],
+    timeout: Option<Duration>,
+    entry: Option<&detach::Entry>,
+) -> anyhow::Result<Ran> {
     let Some(program) = cmd.first() else {
         anyhow::bail!("no command after --: write outbox -- CMD [ARGS...]");
     };
+    // Called by a shell wrapper: stdout may be another open of the shell's
+    // own stdout file (`grep x f >> out`), where the real tool's output
+    // belongs. Then outbox becomes the command, untouched.
+    if crate::integrate::reopen::stdout_is_a_reopening() {
+        use std::os::unix::process::CommandExt;
+        let e = std::process::Command::new(program).args(&cmd[1..]).env_remove(crate::integrate::reopen::VAR).exec();
+        return Ok(Ran { code: spawn_failure(program, &shown(program), &e), ..Ran::default() });
+    }
+    // Handlers first: preflight builds the family engine, which can take a
+    // moment, and a signal then must not kill outbox the default way.
+    interrupt::install();
     preflight(args)?;
     let name = shown(program);
+    if let Some(sig) = interrupt::received() {
+        // Interrupted before it started: do not start it.
+        outbox::say!("interrupted by {} before {name} was started; it was not run", interrupt::name(sig));
+        return Ok(Ran { code: interrupt::exit_code(sig), ..Ran::default() });
+    }
     let label = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let command_text =
         cmd.iter().map(|a| crate::integrate::shell::quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ");
 
-    interrupt::install();
     let cannot = |what: &str, e: io::Error| anyhow::anyhow!("cannot {what} for the command: {e}");
     let (out_read, out_write) = pipe().map_err(|e| cannot("create a pipe", e))?;
     let (err_read, err_write) = match args.stderr {
@@ -140,12 +183,15 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     let started = Instant::now();
     let child = match command.spawn() {
         Ok(c) => c,
-        Err(e) => return Ok(spawn_failure(program, &name, &e)),
+        Err(e) => {
+            let code = spawn_failure(program, &name, &e);
+            return Ok(Ran { code, exit_status: Some(code.into()), full_output: None });
+        }
     };
     // The Command holds our copies of the write ends: without closing them
     // the pipes would never report end of input.
     drop(command);
-    let pid = child.id() as libc::pid_t;
+    let pid = child.id() as i32;
     // Reaped by the watch thread with waitpid, not by Child.
     drop(child);
     // A second signal to outbox ends this group before outbox exits.
@@ -156,13 +202,13 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
         Ok(w) => w,
         Err(e) => {
             // Nobody could reap or bound it: stop it rather than orphan it.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            watch::signal_group(pid, Signal::KILL);
             anyhow::bail!("cannot start a thread to wait for {name} ({e}); it has been killed");
         }
     };
     if let Some(limit) = timeout {
         if let Err(e) = watch.start_timer(pid, started, limit) {
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            watch::signal_group(pid, Signal::KILL);
             anyhow::bail!("cannot start a thread for --timeout ({e}); {name} has been killed");
         }
     }
@@ -176,11 +222,16 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
     let mut sessions = Vec::new();
     for &stream in streams {
         match Session::start_stream(args, &label, stream) {
-            Ok(s) => sessions.push(s),
+            Ok(s) => {
+                if let (Some(entry), Some(path), true) = (entry, s.spill_path(), sessions.is_empty()) {
+                    entry.set_spill(path);
+                }
+                sessions.push(s)
+            }
             Err(e) => {
                 // preflight() checks what Session::start checks; this is
                 // the fallback should they ever differ.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                watch::signal_group(pid, Signal::KILL);
                 return Err(e.context(format!("{name} was started and has been killed")));
             }
         }
@@ -208,7 +259,7 @@ pub fn run(args: &RunOptions, cmd: &[OsString], timeout: Option<Duration>) -> an
             match both {
                 Ok(v) => v,
                 Err(e) => {
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    watch::signal_group(pid, Signal::KILL);
                     anyhow::bail!("cannot start a thread to read the stderr of {name} ({e}); it has been killed");
                 }
             }
@@ -277,26 +328,28 @@ stopped reading once the output was quiet"
         [one] if timed_out => one.set_plan(Plan { passthrough: false, budget: args.budget }),
         _ => {}
     }
-    let (mut failed, mut interrupted) = (false, None);
+    let (mut failed, mut interrupted, mut full_output) = (false, None, None);
     for (session, (ingest, _)) in sessions.into_iter().zip(ingests) {
         let outcome = session.finish(ingest, Some(info.clone()));
         failed |= outcome.failed;
         interrupted = interrupted.or(outcome.interrupted);
+        full_output = full_output.or(outcome.full_output);
     }
+    let ran = |code: u8| Ran { code, exit_status, full_output: full_output.clone() };
 
     // No member of the group outlives the run: wait out the timer's grace.
     watch.finish_timer();
     if let Some(sig) = interrupted.or(waited.forwarded) {
-        return Ok(interrupt::exit_code(sig));
+        return Ok(ran(interrupt::exit_code(sig)));
     }
     if timed_out {
-        return Ok(TIMED_OUT);
+        return Ok(ran(TIMED_OUT));
     }
-    Ok(match exit_status {
+    Ok(ran(match exit_status {
         Some(0) if failed => 125,
         Some(code) => code.clamp(0, 255) as u8,
         None => 125,
-    })
+    }))
 }
 
 /// How stdout's and stderr's sessions print (`--stderr separate`). When
@@ -335,6 +388,13 @@ fn preflight(args: &RunOptions) -> anyhow::Result<()> {
             "--stderr separate prints two envelopes, which need --budget {SEPARATE_MIN_BUDGET} or more (got {})",
             args.budget
         );
+    }
+    // With user families, the engine is built (and kept) before the
+    // command starts: its build can take seconds, and the command's output
+    // must be read from the moment it exits. The shipped families alone
+    // build quickly, while the command starts.
+    if outbox::family::load_all().iter().any(|f| f.source.is_some()) {
+        outbox::session::family::engine(&args.families)?;
     }
     Ok(())
 }

@@ -4,13 +4,17 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, RawFd};
+use std::mem::ManuallyDrop;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use outbox::stream::interrupt;
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions};
 
 use super::{AFTER_EXIT_CAP, KILL_WAIT, SIGNAL_GRACE, TICK};
 
@@ -70,7 +74,7 @@ impl Watch {
     /// Starts the reaper thread for `pid`, with SIGINT/SIGTERM/SIGHUP blocked so
     /// they interrupt the reading thread instead.
     pub(super) fn start(
-        pid: libc::pid_t,
+        pid: i32,
         started: Instant,
         read_fds: Vec<RawFd>,
         devnull: File,
@@ -91,7 +95,7 @@ impl Watch {
     /// Starts the `--timeout` thread: at `started + limit`, unless the
     /// command has exited, it ends process group `pgid` (SIGTERM, then
     /// SIGKILL after [`TIMEOUT_GRACE`] unless the group is empty).
-    pub(super) fn start_timer(&mut self, pgid: libc::pid_t, started: Instant, limit: Duration) -> io::Result<()> {
+    pub(super) fn start_timer(&mut self, pgid: i32, started: Instant, limit: Duration) -> io::Result<()> {
         let shared = self.shared.clone();
         let name = self.name.clone();
         let handle = interrupt::with_signals_blocked(|| {
@@ -142,7 +146,7 @@ impl Watch {
     /// pipes are drained through `keep` so the command can finish writing.
     pub(super) fn wait_for_exit(
         &self,
-        pid: libc::pid_t,
+        pid: i32,
         started: Instant,
         already: Option<i32>,
         mut keep: Vec<File>,
@@ -163,7 +167,9 @@ impl Watch {
             }
             if forwarded.is_none() {
                 if let Some(sig) = already.or_else(interrupt::received) {
-                    unsafe { libc::kill(-pid, sig) };
+                    if let Some(signal) = Signal::from_named_raw(sig) {
+                        signal_group(pid, signal);
+                    }
                     forwarded = Some((sig, Instant::now()));
                 }
             }
@@ -175,7 +181,7 @@ impl Watch {
                         SIGNAL_GRACE.as_secs(),
                         interrupt::name(sig)
                     );
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    signal_group(pid, Signal::KILL);
                     killed = Some(Instant::now());
                 }
             }
@@ -200,19 +206,29 @@ impl Watch {
     }
 }
 
+/// Sends `sig` to process group `pgid` (best effort: an empty group is
+/// gone already).
+pub(super) fn signal_group(pgid: i32, sig: Signal) {
+    if let Some(pid) = Pid::from_raw(pgid) {
+        let _ = rustix::process::kill_process_group(pid, sig);
+    }
+}
+
 /// Reads what the pipes have within one tick; a pipe at its end (or
 /// failing) is closed and removed from `keep`. Returns the bytes read.
 fn drain(keep: &mut Vec<File>, buf: &mut [u8]) -> usize {
-    let mut pfds: Vec<libc::pollfd> =
-        keep.iter().map(|f| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
-    let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, TICK.as_millis() as i32) };
-    if r <= 0 {
-        return 0;
-    }
+    let ready: Vec<bool> = {
+        let mut pfds: Vec<PollFd<'_>> = keep.iter().map(|f| PollFd::new(f, PollFlags::IN)).collect();
+        let tick = Timespec { tv_sec: 0, tv_nsec: TICK.as_nanos() as _ };
+        match rustix::event::poll(&mut pfds, Some(&tick)) {
+            Ok(n) if n > 0 => pfds.iter().map(|p| !p.revents().is_empty()).collect(),
+            _ => return 0,
+        }
+    };
     let mut read = 0;
     let mut open = Vec::with_capacity(keep.len());
-    for (mut f, p) in std::mem::take(keep).into_iter().zip(&pfds) {
-        if p.revents == 0 {
+    for (mut f, ready) in std::mem::take(keep).into_iter().zip(ready) {
+        if !ready {
             open.push(f);
             continue;
         }
@@ -233,30 +249,27 @@ fn drain(keep: &mut Vec<File>, buf: &mut [u8]) -> usize {
 /// The reaper thread: waits for the command (reporting a stop on terminal
 /// access instead of hanging), records how it ended, then bounds how long
 /// background processes may keep the input going.
-fn reap(pid: libc::pid_t, started: Instant, read_fds: &[RawFd], devnull: File, shared: &Shared, name: &str) {
+fn reap(pid: i32, started: Instant, read_fds: &[RawFd], devnull: File, shared: &Shared, name: &str) {
     let exit = loop {
-        let mut status: libc::c_int = 0;
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            break Err(e);
-        }
-        if libc::WIFSTOPPED(status) {
-            let sig = libc::WSTOPSIG(status);
-            if sig == libc::SIGTTIN || sig == libc::SIGTTOU {
+        let status = match rustix::process::waitpid(Pid::from_raw(pid), WaitOptions::UNTRACED) {
+            Ok(Some((_, status))) => status,
+            Ok(None) => continue, // not without WNOHANG; be safe
+            Err(Errno::INTR) => continue,
+            Err(e) => break Err(io::Error::from(e)),
+        };
+        if status.stopped() {
+            let sig = status.stopping_signal();
+            if sig == Some(Signal::TTIN.as_raw()) || sig == Some(Signal::TTOU.as_raw()) {
                 // Run away from the terminal, it would wait forever.
                 outbox::say!(
                     "{name} tried to use the terminal (to read input or change its settings), which a \
 wrapped command cannot do: it runs in its own process group. Killing it; run interactive commands without outbox."
                 );
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                signal_group(pid, Signal::KILL);
             }
             continue;
         }
-        break Ok(ExitStatus::from_raw(status));
+        break Ok(ExitStatus::from_raw(status.as_raw()));
     };
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     st.exit = Some((exit, started.elapsed()));
@@ -272,7 +285,13 @@ wrapped command cannot do: it runs in its own process group. Killing it; run int
             // read end stays open until its reader is marked done under the
             // same lock, so the descriptor cannot have been reused.
             for (&fd, &done) in read_fds.iter().zip(&st.reader_done.clone()) {
-                if !done && unsafe { libc::dup2(devnull.as_raw_fd(), fd) } >= 0 {
+                if done {
+                    continue;
+                }
+                // SAFETY: the reader of `fd` is not done, so it is open, as
+                // said above; ManuallyDrop leaves it to its owner.
+                let mut read_end = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(fd) });
+                if rustix::io::dup2(&devnull, &mut read_end).is_ok() {
                     st.cut_off = true;
                 }
             }
@@ -285,7 +304,7 @@ wrapped command cannot do: it runs in its own process group. Killing it; run int
 /// The `--timeout` thread: sleeps until `deadline` or the command's exit;
 /// on the deadline, ends the group. Returns once the group is empty or has
 /// been sent SIGKILL, or at once when the command exited in time.
-fn time_out(pgid: libc::pid_t, deadline: Instant, limit: Duration, shared: &Shared, name: &str) {
+fn time_out(pgid: i32, deadline: Instant, limit: Duration, shared: &Shared, name: &str) {
     let mut st = shared.lock();
     loop {
         if st.exited || st.finished {
@@ -305,10 +324,8 @@ fn time_out(pgid: libc::pid_t, deadline: Instant, limit: Duration, shared: &Shar
     );
     // The group stays valid (the reaper has not reaped the command, or
     // members remain) until kill reports it empty: no reused id is hit.
-    unsafe {
-        libc::kill(-pgid, libc::SIGTERM);
-        libc::kill(-pgid, libc::SIGCONT);
-    }
+    signal_group(pgid, Signal::TERM);
+    signal_group(pgid, Signal::CONT);
     let until = Instant::now() + TIMEOUT_GRACE;
     while Instant::now() < until {
         if !group_alive(pgid) {
@@ -320,7 +337,7 @@ fn time_out(pgid: libc::pid_t, deadline: Instant, limit: Duration, shared: &Shar
         "{name} is still running {}s after SIGTERM; sending SIGKILL to its process group",
         TIMEOUT_GRACE.as_secs()
     );
-    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    signal_group(pgid, Signal::KILL);
 }
 
 /// A duration as the user would write it: `1s`, `500ms`, `1.5s`.
@@ -338,8 +355,8 @@ fn shown_duration(d: Duration) -> String {
 /// killed grandchild is reparented to init and stays a zombie until init
 /// reaps it, which some container inits do late; kill(2) counts zombies,
 /// so on Linux /proc decides.
-fn group_alive(pgid: libc::pid_t) -> bool {
-    if unsafe { libc::kill(-pgid, 0) } != 0 {
+fn group_alive(pgid: i32) -> bool {
+    if Pid::from_raw(pgid).is_none_or(|pid| rustix::process::test_kill_process_group(pid).is_err()) {
         return false;
     }
     let Ok(dir) = std::fs::read_dir("/proc") else { return true };
@@ -352,7 +369,7 @@ fn group_alive(pgid: libc::pid_t) -> bool {
         let Some((_, rest)) = stat.rsplit_once(')') else { continue };
         let mut f = rest.split_whitespace();
         let (state, pgrp) = (f.next(), f.nth(1));
-        if pgrp.and_then(|p| p.parse::<libc::pid_t>().ok()) == Some(pgid) && !matches!(state, Some("Z" | "X")) {
+        if pgrp.and_then(|p| p.parse::<i32>().ok()) == Some(pgid) && !matches!(state, Some("Z" | "X")) {
             return true;
         }
     }

@@ -1,84 +1,83 @@
-//! `outbox hook claude-code`: Claude Code's PreToolUse hook protocol, so an
-//! agent's Bash commands whose output grows (find, grep, git log, ...) are
-//! enveloped by outbox without any shell setup.
+//! `outbox hook AGENT`: the pre-command hooks of Claude Code, Codex CLI,
+//! Gemini CLI, Cursor, Copilot CLI and OpenCode, so an agent's shell
+//! commands whose output grows (find, grep, git log, cargo test, anything
+//! cut with `| head`/`| tail`) are enveloped by outbox without any shell
+//! setup.
 //!
-//! Protocol (Claude Code hooks reference, PreToolUse): the hook reads one
-//! JSON object on stdin (`hook_event_name`, `tool_name`, `tool_input`, ...;
-//! for the Bash tool `tool_input` holds `command`, and may hold
-//! `description`, `timeout`, `run_in_background`). To rewrite, it prints
-//! `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput":
-//! {...}, "permissionDecision": "ask"}}` and exits 0. `updatedInput`
-//! replaces the whole input, so every other field is copied unchanged.
-//! Printing nothing and exiting 0 means "no opinion": the command runs as
-//! it was.
-//!
-//! The reference pairs `updatedInput` with a permission decision (`allow`
-//! to approve the rewritten call, `ask` to show it to the user), and a
-//! rewrite sent without one is reported not to be applied (the open request
-//! anthropics/claude-code#32060 asks for exactly that). So a decision is
-//! always sent, `ask` by default: `allow` would run commands such as
-//! `cargo test` without the prompt the user's rules would have shown, and
-//! Claude Code checks its rules against the rewritten command
-//! (anthropics/claude-code#65393), so a rule written for the original no
-//! longer matches. Not tried against a running Claude Code here.
+//! Each agent's payload and answer are in agents.rs; what is rewritten is
+//! decided once, for all of them: the line grammar (line.rs, on the
+//! whitelist tokenizer of words.rs) and the command list shared with the
+//! shell wrappers (shell.rs). Printing nothing (Cursor: `{}`) and exiting 0
+//! means "no opinion": the command runs as it was.
 //!
 //! Invariants:
-//! - Only a line proven to be one simple command is rewritten: the
-//!   whitelist grammar of words.rs (plain words, single quotes, double
-//!   quotes without `$ \` \\ !`), checked against bash and zsh by its
-//!   tests. Anything else (`$` in any form, backslashes, operators,
-//!   redirections but one trailing `2>&1`, globs, braces, comments,
-//!   newlines, assignments before the command) gets no answer at all: no
-//!   rewrite and no permission decision.
+//! - Only a line the grammar proves simple is rewritten: `[cd DIR &&]
+//!   [NAME=value...] CMD ARGS [2>&1] [| head -N | tail -N]`, with plain
+//!   words, single quotes, double quotes without `$ \` \\ !`, and globs in
+//!   arguments. Anything else (`$` in any form, backslashes, other
+//!   operators and redirections, braces, comments, newlines) gets no answer
+//!   at all: no rewrite and no permission decision.
 //! - A rewrite never changes what runs, only where its output goes: the
-//!   original text stays in front, byte for byte, so the agent's shell runs
-//!   its own function, alias or builtin of that name; then
-//!   `2>&1 | outbox --label NAME`, then the command's status is made the
-//!   line's status again (bash's PIPESTATUS, zsh's pipestatus).
+//!   line's text stays in front, byte for byte, so the agent's shell runs
+//!   its own function, alias or builtin of that name, expands the globs and
+//!   changes directory as it would have.
+//! - The rewritten line's exit status is the original line's, whatever
+//!   the store's state: it travels in the pipe (trailer.rs).
 //! - Only the invocations the shell wrappers would wrap are rewritten (same
-//!   list and subcommand rule, shell.rs); commands already run by outbox,
-//!   background commands, and `OUTBOX_WRAP=0 CMD` are left alone.
-//! - No permission is granted unless asked for with `--permission allow`:
-//!   by default the user confirms the rewritten command.
+//!   list and subcommand rule, shell.rs), plus a few filters when their
+//!   output is cut; commands already run by outbox, background commands,
+//!   and `OUTBOX_WRAP=0 CMD` are left alone.
+//! - No permission is granted unless asked for with `--permission allow`
+//!   (Codex's allow is required for its rewrite and grants nothing).
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::integrate::shell::{self, Wrapped};
 
+pub mod agents;
+pub mod line;
 mod words;
 
-/// Largest hook payload read (a Bash tool call is a few KiB).
+/// Largest hook payload read (a shell tool call is a few KiB).
 const MAX_PAYLOAD: u64 = 16 << 20;
 
+/// Commands rewritten by default: the shell wrappers' list, and the build
+/// tools whose logs agents read most.
+pub const DEFAULT_COMMANDS: &str = "default,make,go,npm";
+
 const HOOK_AFTER_HELP: &str = "\
-Claude Code setup (~/.claude/settings.json or .claude/settings.json):
-  {\"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\",
-     \"hooks\": [{\"type\": \"command\", \"command\": \"outbox hook claude-code\"}]}]}}
+Set up with `outbox init --agent NAME` (or --detect), which writes the hook
+into the agent's settings; `outbox init --agent NAME --undo` takes it out.
 
-Rewritten: only a line that is provably one simple command from the
---commands list (see `outbox init --help`): plain words, 'single-quoted' and
-\"double-quoted\" strings without $ ` \\ !, and at most a trailing 2>&1.
-`grep -rn foo src` becomes
-  { grep -rn foo src 2>&1; echo \"$?\" > F; } | /path/to/outbox --label grep
-    --status-file F; (exit \"$(cat F ...; rm -f F)\")
-(F a fresh file in the store), so the agent's shell still runs its own
-function or alias named grep, the line's exit status is grep's, and the
-envelope's header records it. Left alone, with no answer at all: anything else
-($ in any form, backslashes, pipelines, lists, redirections, substitutions,
-globs, braces, comments, newlines, NAME=value prefixes), background commands,
-interactive invocations, commands already run by outbox.
+Rewritten, for every agent alike: a line that is provably
+  [cd DIR &&] [NAME=value ...] CMD ARGS [2>&1] [| head -N | tail -N]
+with CMD from --commands (see `outbox init --help`; sort, uniq, cat, jq, awk,
+sed, cut, wc and diff too when their output is cut), plain words,
+'single-quoted' and \"double-quoted\" strings without $ ` \\ !, and globs in
+the arguments. `grep -rn foo src | head -50` becomes
+  { grep -rn foo src && printf '\\nN:0\\n' || printf '\\nN:%s\\n' $?;
+    [[ -o pipefail ]] && printf 'N:p\\n'; } | /path/to/outbox --label grep
+    --cut head:50 --trailer N
+(N a few hex digits): the agent's shell still runs its own function or alias
+named grep, the envelope shows at least the 50 lines head would have shown and
+what head hid, and the line's exit status is the original line's (pipefail
+respected) whether or not the store can be written. Left alone, with no
+answer at all: anything else ($ in any form, backslashes, other pipelines,
+lists and redirections, substitutions, braces, comments, newlines),
+background commands, interactive invocations, commands already run by outbox,
+OUTBOX_WRAP=0 CMD.
 
-Permissions: Claude Code applies a rewrite together with a permission
-decision, so one is always sent: ask (the default) shows the rewritten command
-for confirmation; allow runs it without a prompt. Claude Code checks its
-permission rules against the rewritten command, so rules written for the
-original (allow Bash(grep:*), deny Bash(git log:*)) no longer match it: with
---permission allow a deny rule on a wrapped command stops blocking it. none
-sends no decision, for Claude Code versions that apply a rewrite without one.";
+Permissions (--permission): Claude Code applies a rewrite together with a
+decision, so one is sent: ask (its default here) shows the rewritten command
+for confirmation; allow runs it without a prompt, and since Claude Code checks
+its rules against the rewritten command, a deny rule written for the original
+(Bash(git log:*)) stops blocking it. Codex applies a rewrite only with allow,
+which grants nothing there (its own approvals still apply). Cursor: ask by
+default. Gemini, Copilot and OpenCode: none by default.";
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = HOOK_AFTER_HELP)]
@@ -88,20 +87,43 @@ pub struct HookArgs {
     pub agent: Agent,
 
     /// Commands to rewrite, as for `outbox init --commands`.
-    #[arg(long, value_name = "LIST", default_value = "default")]
+    #[arg(long, value_name = "LIST", default_value = DEFAULT_COMMANDS)]
     pub commands: String,
 
     /// Permission decision sent with a rewrite. ask: the user confirms the
     /// rewritten command; allow: no prompt (see Permissions below); none: no
-    /// decision (Claude Code may then ignore the rewrite).
-    #[arg(long, value_enum, value_name = "DECISION", default_value_t = Permission::Ask)]
-    pub permission: Permission,
+    /// decision. Default: what the agent needs (see below).
+    #[arg(long, value_enum, value_name = "DECISION")]
+    pub permission: Option<Permission>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Agent {
-    /// Claude Code's PreToolUse hook.
+    /// Claude Code's PreToolUse hook (Bash tool).
     ClaudeCode,
+    /// OpenAI Codex CLI's PreToolUse hook (Bash).
+    Codex,
+    /// Gemini CLI's BeforeTool hook (run_shell_command).
+    Gemini,
+    /// Cursor's preToolUse hook (Shell).
+    Cursor,
+    /// GitHub Copilot CLI's preToolUse hook (bash).
+    Copilot,
+    /// OpenCode, through the plugin `outbox init --agent opencode` writes.
+    Opencode,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
+            Agent::Opencode => "opencode",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -111,7 +133,7 @@ pub enum Permission {
     Ask,
 }
 
-/// Reads the hook payload on stdin and prints the decision, if any.
+/// Reads the hook payload on stdin and prints the answer, if any.
 pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
     let commands = shell::parse_commands(&args.commands).map_err(|e| anyhow::anyhow!("--commands: {e}"))?;
     let mut raw = Vec::new();
@@ -121,12 +143,15 @@ pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
         .read_to_end(&mut raw)
         .map_err(|e| anyhow::anyhow!("cannot read the hook payload on stdin: {e}"))?;
     if raw.len() as u64 > MAX_PAYLOAD {
-        anyhow::bail!("the hook payload is larger than {MAX_PAYLOAD} bytes; not a PreToolUse payload");
+        anyhow::bail!("the hook payload is larger than {MAX_PAYLOAD} bytes; not a hook payload");
     }
-    let payload: Value = serde_json::from_slice(&raw)
-        .map_err(|e| anyhow::anyhow!("the hook payload on stdin is not JSON ({e}); is this a Claude Code hook?"))?;
-    let status = status_file();
-    let Some(out) = decide(&payload, &commands, &shell::self_path()?, status.as_deref(), args.permission) else {
+    let payload: Value = serde_json::from_slice(&raw).map_err(|e| {
+        anyhow::anyhow!("the hook payload on stdin is not JSON ({e}); is this a {} hook?", args.agent.name())
+    })?;
+    let permission = args.permission.unwrap_or_else(|| agents::default_permission(args.agent));
+    let out = decide(args.agent, &payload, &commands, &shell::self_path()?, permission)
+        .or_else(|| agents::no_answer(args.agent));
+    let Some(out) = out else {
         return Ok(ExitCode::SUCCESS);
     };
     let mut stdout = std::io::stdout().lock();
@@ -140,132 +165,158 @@ pub fn run(args: &HookArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The hook's answer to `payload`, or None to leave the tool call alone.
-pub fn decide(
-    payload: &Value,
-    commands: &[Wrapped],
-    exe: &str,
-    status: Option<&str>,
-    permission: Permission,
-) -> Option<Value> {
-    let event = payload.get("hook_event_name").and_then(Value::as_str);
-    if event.is_some_and(|e| e != "PreToolUse") || payload.get("tool_name")?.as_str()? != "Bash" {
-        return None;
-    }
-    let input = payload.get("tool_input")?.as_object()?;
-    if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-        // Its output is read while it runs; an envelope comes only at the end.
-        return None;
-    }
-    let command = input.get("command")?.as_str()?;
-    let rewritten = rewrite(command, commands, exe, status)?;
-    let mut updated = input.clone();
-    updated.insert("command".into(), Value::String(rewritten));
-    let mut specific = json!({ "hookEventName": "PreToolUse", "updatedInput": updated });
-    let decision = match permission {
-        Permission::None => None,
-        Permission::Allow => Some("allow"),
-        Permission::Ask => Some("ask"),
-    };
-    if let Some(d) = decision {
-        specific["permissionDecision"] = json!(d);
-        specific["permissionDecisionReason"] =
-            json!("outbox: output returned as a bounded envelope; exit status and full output kept");
-    }
-    Some(json!({ "hookSpecificOutput": specific }))
+pub fn decide(agent: Agent, payload: &Value, commands: &[Wrapped], exe: &str, permission: Permission) -> Option<Value> {
+    let call = agents::call(agent, payload)?;
+    let rewritten = rewrite(&call.command, commands, exe)?;
+    Some(agents::answer(agent, &call, &rewritten, permission))
 }
 
-/// What the rewritten line appends after the command: the status of the
-/// pipeline's first element (the command) becomes the line's status again.
-/// bash names it `PIPESTATUS[0]`, zsh `pipestatus` (first element, whatever
-/// KSH_ARRAYS says); the subshell sets `$?` without leaving the shell.
-const KEEP_STATUS: &str = r#"(exit "${PIPESTATUS[0]-${pipestatus[@]:0:1}}")"#;
+/// Commands rewritten only when their output is cut by `| head`/`| tail`:
+/// they read their input or files and end, and the cut already shows that
+/// the reader expects more output than it wants.
+const CUT_ONLY: &[&str] = &["sort", "uniq", "cat", "tac", "nl", "jq", "diff", "awk", "sed", "cut", "wc"];
 
-/// `command` with its output piped through outbox, or None to leave it
-/// alone.
+/// `command` rewritten so that its output goes through outbox, or None to
+/// leave it alone. The line grammar (line.rs) decides what is read at all;
+/// the command list decides which commands are worth it.
 ///
-/// The command stays in front, as the agent's shell reads it, so a shell
-/// function, alias or builtin of that name runs exactly as it would have
-/// (Claude Code defines `rg`, and in newer versions `grep` and `find`, as
-/// functions running its bundled tools; `outbox -- rg` would exec another
-/// binary or none). Its stderr joins stdout, as in wrap mode, and the
-/// line's exit status is the command's, not outbox's. With a status file
-/// (a fresh `.tmp-status-` name in the store) the command's status is also
-/// written there before its output ends, so outbox records it in the
-/// header (`exit_status`) and the line reads it back; without one (no
-/// usable store) the line keeps it through PIPESTATUS/pipestatus.
-pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str, status: Option<&str>) -> Option<String> {
-    let mut text = command.trim_matches(|c| c == ' ' || c == '\t');
-    // The one redirection understood: the rewrite merges stderr anyway.
-    if let Some(rest) = text.strip_suffix("2>&1") {
-        if rest.ends_with([' ', '\t']) {
-            text = rest.trim_end_matches([' ', '\t']);
-        }
-    }
-    let words = words::simple_words(text)?;
-    // A first word in the list is a plain command name: `NAME=value CMD`
-    // (including the escape hatch `OUTBOX_WRAP=0 CMD`), `\grep` and
-    // `"grep"` are left alone.
-    let (cmd, args) = words.split_first()?;
-    if !cmd.plain {
+/// The text stays in front as typed (the `cd`, assignments, globs, the
+/// command), so the agent's shell runs its own function, alias or builtin
+/// of that name (Claude Code defines `rg`, and in newer versions `grep` and
+/// `find`, as functions running its bundled tools; `outbox -- rg` would
+/// exec another binary or none), and `cd` still changes the shell's
+/// directory. The command's stderr joins the envelope unless the line cut
+/// only stdout (`CMD | head`). Its exit status follows its output into the
+/// pipe as a trailer (trailer.rs), so the line's status is what the
+/// original line's would have been, with no file written anywhere:
+///
+/// ```text
+/// grep -rn foo src | head -50
+/// { grep -rn foo src && printf '\nN:0\n' || printf '\nN:%s\n' $?; [[ -o pipefail ]] && printf 'N:p\n'; }
+///   | /path/to/outbox --label grep --cut head:50 --trailer N
+/// ```
+///
+/// `&&`/`||` rather than `; printf $?`, so a shell with `set -e` still
+/// reports the status; the pipefail line only for a cut, whose original
+/// status depends on it.
+pub fn rewrite(command: &str, commands: &[Wrapped], exe: &str) -> Option<String> {
+    let text = command.trim_matches(|c| c == ' ' || c == '\t');
+    let line = line::parse(text)?;
+    if line.assigned.iter().any(|n| n.starts_with("OUTBOX")) {
+        // `OUTBOX_WRAP=0 CMD` is the way to reach the command untouched.
         return None;
     }
-    let wrapped = commands.iter().find(|w| w.name == cmd.value)?;
-    if !wrapped.wants(&args.iter().map(|a| a.value.as_str()).collect::<Vec<_>>()) {
+    let args: Vec<&str> = line.args.iter().map(|a| a.value.as_str()).collect();
+    let listed = commands.iter().find(|w| w.name == line.name);
+    let wanted = match listed {
+        Some(w) => w.wants(&args),
+        None => line.cut.is_some() && CUT_ONLY.contains(&line.name.as_str()),
+    };
+    if !wanted {
         return None;
     }
-    let (exe, name) = (shell::quote(exe), shell::quote(&wrapped.name));
-    Some(match status {
-        // The brace group writes the status before its output ends, so
-        // outbox finds it complete when input ends; the line's status is
-        // read back from the same file, which is then removed.
-        Some(file) => {
-            let f = shell::quote(file);
-            format!(
-                "{{ {text} 2>&1; echo \"$?\" > {f}; }} | {exe} --label {name} --status-file {f}; \
-(exit \"$(cat {f} 2>/dev/null || echo 1; rm -f {f})\")"
-            )
-        }
-        None => format!("{text} 2>&1 | {exe} --label {name}; {KEEP_STATUS}"),
-    })
+    let nonce = nonce(text);
+    let merge = if line.cut.is_none() && !line.merges_stderr { " 2>&1" } else { "" };
+    let pipefail = match line.cut {
+        Some(_) => format!("; [[ -o pipefail ]] && printf '{nonce}:p\\n'"),
+        None => String::new(),
+    };
+    let cut = line.cut.map(|c| format!(" --cut {}", c.option())).unwrap_or_default();
+    Some(format!(
+        "{cd}{{ {cmd}{merge} && printf '\\n{nonce}:0\\n' || printf '\\n{nonce}:%s\\n' $?{pipefail}; }} | \
+{exe} --label {name}{cut} --trailer {nonce}",
+        cd = line.cd,
+        cmd = line.command,
+        exe = shell::quote(exe),
+        name = shell::quote(&line.name),
+    ))
 }
 
-/// A fresh file name in the store for the rewritten line's exit status
-/// (`.tmp-` so gc removes one left by an interrupted line), or None when
-/// the store cannot be used: the rewrite then keeps the status in the line
-/// only.
-pub fn status_file() -> Option<String> {
-    let cwd = std::env::current_dir().ok();
-    let env = outbox::store::StoreEnv::from_vars(None, |k| std::env::var_os(k), cwd.as_deref());
-    let store = outbox::store::Store::open_env(&env).ok()?;
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-    let name = format!(".tmp-status-{}-{nanos:x}", std::process::id());
-    store.dir().join(name).to_str().map(str::to_string)
+/// The trailer's nonce: four hex digits of a hash of the line, so the same
+/// line is always rewritten the same way (answers can be compared byte for
+/// byte) and a command's output does not end with it by accident.
+fn nonce(line: &str) -> String {
+    let h = blake3::hash(line.as_bytes());
+    h.as_bytes()[..2].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const EXE: &str = "/opt/outbox/bin/outbox";
 
-    fn rw(cmd: &str) -> Option<String> {
-        rewrite(cmd, &shell::default_commands(), EXE, None)
+    fn cmds() -> Vec<Wrapped> {
+        shell::parse_commands(DEFAULT_COMMANDS).unwrap()
     }
 
-    /// What `text`, a command named `name`, is rewritten to.
-    fn piped(text: &str, name: &str) -> String {
-        format!("{text} 2>&1 | /opt/outbox/bin/outbox --label {name}; {KEEP_STATUS}")
+    fn rw(cmd: &str) -> Option<String> {
+        rewrite(cmd, &cmds(), EXE)
+    }
+
+    /// What `text` (a command named `name`, typed as `line`) is rewritten
+    /// to; `merge`: stderr joins.
+    fn piped(line: &str, cd: &str, text: &str, name: &str, merge: bool, cut: Option<&str>) -> String {
+        let n = nonce(line);
+        let merge = if merge { " 2>&1" } else { "" };
+        let (pf, cut) = match cut {
+            Some(c) => (format!("; [[ -o pipefail ]] && printf '{n}:p\\n'"), format!(" --cut {c}")),
+            None => (String::new(), String::new()),
+        };
+        format!(
+            "{cd}{{ {text}{merge} && printf '\\n{n}:0\\n' || printf '\\n{n}:%s\\n' $?{pf}; }} | \
+/opt/outbox/bin/outbox --label {name}{cut} --trailer {n}"
+        )
     }
 
     #[test]
     fn rewrites_simple_commands() {
-        assert_eq!(rw("grep -rn foo src"), Some(piped("grep -rn foo src", "grep")));
-        assert_eq!(rw("  find . -name '*.rs'  "), Some(piped("find . -name '*.rs'", "find")));
-        assert_eq!(rw("git log --oneline 2>&1"), Some(piped("git log --oneline", "git")));
-        assert_eq!(rw("grep -c \"a b\" f"), Some(piped("grep -c \"a b\" f", "grep")));
-        assert_eq!(rw("git -C repo diff HEAD~1"), Some(piped("git -C repo diff HEAD~1", "git")));
-        assert_eq!(rw("grep 'x | y; z' f"), Some(piped("grep 'x | y; z' f", "grep")));
-        assert_eq!(rw("git 'log'"), Some(piped("git 'log'", "git")), "the subcommand rule reads values");
+        let plain = |l: &str, text: &str, name: &str| piped(l, "", text, name, true, None);
+        assert_eq!(rw("grep -rn foo src"), Some(plain("grep -rn foo src", "grep -rn foo src", "grep")));
+        assert_eq!(rw("  find . -name '*.rs'  "), Some(plain("find . -name '*.rs'", "find . -name '*.rs'", "find")));
+        let l = "git log --oneline 2>&1";
+        assert_eq!(rw(l), Some(piped(l, "", l, "git", false, None)));
+        assert_eq!(
+            rw("git -C repo diff HEAD~1"),
+            Some(plain("git -C repo diff HEAD~1", "git -C repo diff HEAD~1", "git"))
+        );
+        assert_eq!(rw("grep 'x | y; z' f"), Some(plain("grep 'x | y; z' f", "grep 'x | y; z' f", "grep")));
+        assert_eq!(rw("git 'log'"), Some(plain("git 'log'", "git 'log'", "git")), "the subcommand rule reads values");
+        assert_eq!(rw("grep -n x src/*.rs"), Some(plain("grep -n x src/*.rs", "grep -n x src/*.rs", "grep")));
+    }
+
+    #[test]
+    fn rewrites_the_lines_agents_type() {
+        let l = "grep -rn foo src | head -50";
+        assert_eq!(rw(l), Some(piped(l, "", "grep -rn foo src", "grep", false, Some("head:50"))));
+        let l = "cargo test 2>&1 | tail -30";
+        assert_eq!(rw(l), Some(piped(l, "", "cargo test 2>&1", "cargo", false, Some("tail:30"))));
+        let l = "cd sub && make";
+        assert_eq!(rw(l), Some(piped(l, "cd sub && ", "make", "make", true, None)));
+        let l = "LC_ALL=C sort big.txt | head";
+        assert_eq!(rw(l), Some(piped(l, "", "LC_ALL=C sort big.txt", "sort", false, Some("head:10"))));
+        let l = "cd crates/core && RUST_LOG=debug cargo test -q 2>&1 | tail -n 40";
+        assert_eq!(
+            rw(l),
+            Some(piped(l, "cd crates/core && ", "RUST_LOG=debug cargo test -q 2>&1", "cargo", false, Some("tail:40")))
+        );
+        assert_eq!(rw("sort big.txt"), None, "a filter is rewritten only when its output is cut");
+        assert_eq!(rw("yes | head -3"), None, "nor is an endless producer");
+    }
+
+    #[test]
+    fn the_line_stays_short() {
+        for l in [
+            "grep -rn foo src",
+            "grep -rn foo src | head -50",
+            "cargo test 2>&1 | tail -30",
+            "cd sub && make",
+            "LC_ALL=C sort big.txt | head",
+        ] {
+            let out = rw(l).unwrap();
+            assert!(out.len() <= l.len() + 160, "{} more chars for {l:?}: {out}", out.len() - l.len());
+        }
     }
 
     #[test]
@@ -275,7 +326,7 @@ mod tests {
             "grep x f > out.txt",
             "grep x f 2>/dev/null",
             "grep x < f",
-            "cd src && grep -rn x .",
+            "cd src && cd .. && grep -rn x .",
             "grep x f; echo done",
             "grep x f &",
             "grep $(cat pat) f",
@@ -293,6 +344,7 @@ mod tests {
             "git rebase -i HEAD~3",
             "git",
             "git $SUB",
+            "git l* | head",
             "less file",
             "vim file",
             "top",
@@ -302,7 +354,6 @@ mod tests {
             "/opt/outbox/bin/outbox -- grep x f",
             "OUTBOX_WRAP=0 grep x f",
             "OUTBOX_WRAP=1 grep x f",
-            "LC_ALL=C grep x f",
             "command grep x f",
             "\"grep\" x f",
             "g'rep' x f",
@@ -310,45 +361,51 @@ mod tests {
             "",
             "2>&1",
             "FOO=1",
+            "grep x f | head -c 100",
+            "tail -f log | head",
+            "cat /dev/urandom | head -c 10",
         ] {
             assert_eq!(rw(cmd), None, "{cmd:?} must not be rewritten");
         }
+        let once = rw("grep -rn foo src | head -50").unwrap();
+        assert_eq!(rw(&once), None, "a rewritten line is not rewritten again");
     }
 
     #[test]
-    fn payloads() {
-        let cmds = shell::default_commands();
+    fn claude_code_payloads() {
+        let cmds = cmds();
         let p = json!({
             "session_id": "abc", "transcript_path": "/t.jsonl", "cwd": "/repo",
             "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
             "tool_input": {"command": "git log -p", "description": "Show history", "timeout": 60000}
         });
-        let out = decide(&p, &cmds, EXE, None, Permission::None).unwrap();
+        let a = Agent::ClaudeCode;
+        let out = decide(a, &p, &cmds, EXE, Permission::None).unwrap();
         let spec = &out["hookSpecificOutput"];
         assert_eq!(spec["hookEventName"], "PreToolUse");
-        assert_eq!(spec["updatedInput"]["command"], piped("git log -p", "git"));
+        assert_eq!(spec["updatedInput"]["command"], piped("git log -p", "", "git log -p", "git", true, None));
         assert_eq!(spec["updatedInput"]["description"], "Show history");
         assert_eq!(spec["updatedInput"]["timeout"], 60000);
         assert!(spec.get("permissionDecision").is_none());
-        let out = decide(&p, &cmds, EXE, None, Permission::Ask).unwrap();
+        let out = decide(a, &p, &cmds, EXE, Permission::Ask).unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "ask");
-        let out = decide(&p, &cmds, EXE, None, Permission::Allow).unwrap();
+        let out = decide(a, &p, &cmds, EXE, Permission::Allow).unwrap();
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
 
         let mut bg = p.clone();
         bg["tool_input"]["run_in_background"] = json!(true);
-        assert!(decide(&bg, &cmds, EXE, None, Permission::None).is_none());
+        assert!(decide(a, &bg, &cmds, EXE, Permission::None).is_none());
         let mut other = p.clone();
         other["tool_name"] = json!("Read");
-        assert!(decide(&other, &cmds, EXE, None, Permission::None).is_none());
+        assert!(decide(a, &other, &cmds, EXE, Permission::None).is_none());
         let mut post = p.clone();
         post["hook_event_name"] = json!("PostToolUse");
-        assert!(decide(&post, &cmds, EXE, None, Permission::None).is_none());
+        assert!(decide(a, &post, &cmds, EXE, Permission::None).is_none());
     }
 
     #[test]
     fn exe_with_spaces_is_quoted() {
-        let out = rewrite("ls -R", &shell::default_commands(), "/my apps/outbox", None).unwrap();
-        assert!(out.starts_with("ls -R 2>&1 | '/my apps/outbox' --label ls; "), "{out}");
+        let out = rewrite("ls -R", &cmds(), "/my apps/outbox").unwrap();
+        assert!(out.contains("; } | '/my apps/outbox' --label ls "), "{out}");
     }
 }

@@ -24,6 +24,11 @@
 //! control nor an invisible format character (bidirectional overrides,
 //! zero-width spaces), so what the user confirms is what runs.
 //!
+//! The line grammar (line.rs) also asks for the operators `&&`, `|` and a
+//! lone `2>&1` as tokens, and lets unquoted `* ? [ ]` stand in words,
+//! marked as globs (`tokens(text, true)`); a glob's value is never read as
+//! a command name or a subcommand.
+//!
 //! Everything else means "not provably simple": `$` in any form (`$x`,
 //! `$(…)`, `$'…'`, `$"…"`), backslashes, backticks, newlines (and so
 //! backslash-newline and here-documents), operators and redirections
@@ -39,6 +44,23 @@ pub struct Word {
     pub value: String,
     /// No quotes at all: the text is the value.
     pub plain: bool,
+    /// Holds an unquoted `*`, `?` or `[`: the shell may expand it into
+    /// other words (file names), so its value is not what the command
+    /// receives.
+    pub glob: bool,
+}
+
+/// One token of a line: a word, or one of the few operators the line
+/// grammar (line.rs) understands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Token {
+    Word(Word),
+    /// `&&`
+    And,
+    /// `|` (not `||`, not `|&`)
+    Pipe,
+    /// `2>&1` standing alone.
+    MergeStderr,
 }
 
 /// Characters that stand for themselves unquoted, anywhere in a word.
@@ -57,24 +79,74 @@ fn shown(c: char) -> bool {
             | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
 }
 
-/// The words of `text` when it is one simple command in the grammar above;
-/// None for anything else.
+/// The words of `text` when it is one simple command in the grammar above
+/// (no operators, no globs); None for anything else. The tests check this
+/// form against the shells.
+#[cfg(test)]
 pub fn simple_words(text: &str) -> Option<Vec<Word>> {
-    let mut words = Vec::new();
+    tokens(text, false)?
+        .into_iter()
+        .map(|t| match t {
+            Token::Word(w) => Some(w),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tokens of `text`; None when anything in it is outside the grammar.
+/// With `ops`, the operators `&&`, `|` and a lone `2>&1` are tokens and
+/// unquoted `* ? [ ]` may stand in words (marked `glob`); without, they
+/// refuse the line as before.
+pub fn tokens(text: &str, ops: bool) -> Option<Vec<Token>> {
+    let mut out: Vec<Token> = Vec::new();
+    let bytes = text.as_bytes();
     let mut chars = text.char_indices().peekable();
+    // Words seen so far in the current simple command: `=` is refused in
+    // the first one only when it could be an assignment the caller did not
+    // ask about (see line.rs for assignments).
+    let mut words_in_command = 0usize;
     loop {
         while chars.next_if(|&(_, c)| c == ' ' || c == '\t').is_some() {}
-        let Some(&(start, _)) = chars.peek() else { break };
+        let Some(&(start, first)) = chars.peek() else { break };
+        if ops {
+            let rest = &bytes[start..];
+            let op = if rest.starts_with(b"&&") {
+                Some((Token::And, 2))
+            } else if rest.starts_with(b"|") && !rest.starts_with(b"||") && !rest.starts_with(b"|&") {
+                Some((Token::Pipe, 1))
+            } else if rest.starts_with(b"2>&1")
+                && matches!(rest.get(4), None | Some(b' ' | b'\t' | b'|'))
+                && !rest.starts_with(b"2>&1||")
+            {
+                Some((Token::MergeStderr, 4))
+            } else {
+                None
+            };
+            if let Some((tok, len)) = op {
+                for _ in 0..len {
+                    chars.next();
+                }
+                if tok != Token::MergeStderr {
+                    words_in_command = 0;
+                }
+                out.push(tok);
+                continue;
+            }
+        }
+        let mut consumed = false;
+        let _ = first;
         let mut value = String::new();
         let mut is_plain = true;
+        let mut glob = false;
         // The previous character of this word, when it was unquoted.
         let mut prev_unquoted: Option<char> = None;
         let mut end = start;
         while let Some(&(i, c)) = chars.peek() {
-            if c == ' ' || c == '\t' {
+            if c == ' ' || c == '\t' || (ops && (c == '|' || (c == '&' && bytes.get(i + 1) == Some(&b'&')))) {
                 break;
             }
             chars.next();
+            consumed = true;
             end = i + c.len_utf8();
             match c {
                 '\'' | '"' => {
@@ -94,12 +166,18 @@ pub fn simple_words(text: &str) -> Option<Vec<Word>> {
                     }
                 }
                 // Not first (zsh's `=cmd`, even after `""`), and not in the
-                // first word, which would be an assignment (`x=1 cmd`).
-                '=' if !value.is_empty() && !words.is_empty() => {
+                // first word of a command, which would be an assignment
+                // (`x=1 cmd`) unless the line grammar reads it as one.
+                '=' if !value.is_empty() && (words_in_command > 0 || ops) => {
                     value.push(c);
                     prev_unquoted = Some(c);
                 }
                 '~' if prev_unquoted.is_some_and(|p| p.is_ascii_alphanumeric()) => {
+                    value.push(c);
+                    prev_unquoted = Some(c);
+                }
+                '*' | '?' | '[' | ']' if ops => {
+                    glob |= c != ']';
                     value.push(c);
                     prev_unquoted = Some(c);
                 }
@@ -110,9 +188,14 @@ pub fn simple_words(text: &str) -> Option<Vec<Word>> {
                 _ => return None,
             }
         }
-        words.push(Word { start, end, value, plain: is_plain });
+        if !consumed {
+            // `||`, `|&` and the like: an operator outside the grammar.
+            return None;
+        }
+        words_in_command += 1;
+        out.push(Token::Word(Word { start, end, value, plain: is_plain, glob }));
     }
-    Some(words)
+    Some(out)
 }
 
 #[cfg(test)]
