@@ -571,7 +571,7 @@ impl From<LineBody<'_>> for Body {
     fn from(b: LineBody<'_>) -> Body {
         match b {
             LineBody::Whole(w) => Body::Whole(w.to_vec()),
-            LineBody::Cut { prefix, suffix, bytes, chars } => {
+            LineBody::Cut { prefix, suffix, bytes, chars, .. } => {
                 Body::Cut { prefix: prefix.to_vec(), suffix: suffix.to_vec(), bytes, chars }
             }
         }

@@ -170,8 +170,10 @@ pub(super) struct Tail {
 /// The kept last lines after line `after`, newest first, until they cover
 /// `asked` lines or the next does not fit in `room`: runs of like lines
 /// folded, the rest whole. The newest line is always shown, shortened in
-/// the middle when it must be.
-pub(super) fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> Tail {
+/// the middle when it must be. A run the ring holds only the end of is
+/// not folded; its lines are shown one by one until `least` lines (the
+/// `--tail` minimum) are covered.
+pub(super) fn choose_tail(sc: &Scanned, asked: u64, least: u64, room: usize, after: u64) -> Tail {
     // Kept signal lines stay visible: the signal section leaves those in
     // the tail to it.
     let signals: std::collections::HashSet<u64> =
@@ -191,13 +193,14 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> 
             break;
         }
         // A run the ring holds only the end of (lines before it were not
-        // kept) is cut: its first exemplar would not be the run's first
-        // line. The gap marker's inventory counts it instead.
+        // kept) is cut: folded, its first exemplar would not be the run's
+        // first line. Its newest lines are shown one by one while the tail
+        // covers fewer than `least` lines (`--tail N` is a minimum); the
+        // gap marker's inventory counts the rest. Being the oldest run the
+        // ring holds, nothing comes after it.
         let cut = a == 0 && ring.first().is_some_and(|l| l.0 > after + 1);
-        if cut && z + 1 - a >= fold::MIN_RUN && !lines.is_empty() {
-            break;
-        }
-        if z + 1 - a >= fold::MIN_RUN {
+        let folds = z + 1 - a >= fold::MIN_RUN;
+        if folds && !cut {
             match place_fold(&ring[a..=z], room.saturating_sub(used)) {
                 Some((text, chars, n)) => {
                     parts.push(text);
@@ -212,6 +215,9 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> 
             }
         }
         for i in (a..=z).rev() {
+            if folds && cut && !lines.is_empty() && lines.len() as u64 >= least.min(asked) {
+                break 'runs;
+            }
             let left = room.saturating_sub(used);
             let fitted = if lines.is_empty() {
                 fit_or_shorten(ring[i].1, left.saturating_sub(1).max(MIN_LINE_ROOM), true)
@@ -223,7 +229,7 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, room: usize, after: u64) -> 
             ansi += n;
             parts.push(format!("{text}\n"));
             lines.push((ring[i].0, true));
-            if z + 1 - a >= fold::MIN_RUN || lines.len() as u64 >= asked {
+            if (folds && !cut) || lines.len() as u64 >= asked {
                 break 'runs;
             }
         }

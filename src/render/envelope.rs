@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use regex::bytes::Regex;
 use serde::Serialize;
 
-use crate::render::ends::{choose_head, choose_tail, head_bodies, head_reach};
+use crate::render::ends::{choose_head, choose_tail, head_bodies, head_reach, Tail};
 use crate::render::facts::RunFacts;
 use crate::render::kinds;
 use crate::render::layout;
@@ -201,7 +201,7 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let asked = (b.tail_lines.max(1) as u64).min(sc.lines);
     let tail_room = b.tail_budget.saturating_sub(tail_marker(asked, asked).chars().count());
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
-    let tail_min = choose_tail(sc, asked, tail_room, 0);
+    let tail_min = tail_minimum(sc, asked, tail_room);
     // A newest line shortened to fit the tail budget is shortened the same
     // way only when the tail gets all of that budget.
     let newest_whole = sc
@@ -212,7 +212,7 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let tail_min_cost = if newest_whole { tail_min.used } else { tail_min.used.max(tail_room) };
     let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
     let reach = head_reach(sc, first_tail_min - 1);
-    let tail = choose_tail(sc, u64::MAX, usize::MAX, reach);
+    let tail = choose_tail(sc, u64::MAX, asked, usize::MAX, reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head = choose_head(sc, first_tail - 1, usize::MAX);
     let reserve = b.head_budget.saturating_sub(head_marker(sc.lines, u64::MAX).chars().count()).max(head_min);
@@ -241,7 +241,7 @@ pub fn whole_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
 /// one instead of printing a path that does not exist or going over.
 pub fn min_budget(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
     let _keys = key_context(sc);
-    let compacted = compact(&masks::stated(info, &masks::bound(sc, info)), 0);
+    let compacted = minimal(&masks::stated(info, &masks::bound(sc, info)));
     let mut n = b.budget;
     loop {
         let need = fixed_cost(sc, &Budgets { budget: n, ..b.clone() }, &compacted) + 2 * (MIN_LINE_ROOM + 1);
@@ -268,10 +268,47 @@ pub fn render(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex) -> Str
         if fixed_cost(sc, b, info) + 2 * (MIN_LINE_ROOM + 1) <= b.budget {
             break;
         }
-        compacted = compact(info, cap);
+        compacted = if cap > 0 { compact(info, cap) } else { minimal(info) };
         info = &compacted;
     }
     render_with(sc, b, info, signal, &bound)
+}
+
+/// The tail's minimum: the last `asked` lines, and when they begin inside
+/// a closing block (the lines after a blank line, at most `asked` more),
+/// the whole block when it fits the same room, so a summary's first lines
+/// (`Configuration summary:`) are not left in the gap just past the head.
+fn tail_minimum(sc: &Scanned, asked: u64, room: usize) -> Tail {
+    let tail = choose_tail(sc, asked, asked, room, 0);
+    let Some(start) = tail.lines.first().and_then(|l| closing_block_start(sc, l.0, asked)) else { return tail };
+    let wider = asked + (tail.lines[0].0 - start);
+    let whole = choose_tail(sc, wider, wider, room, 0);
+    match whole.lines.first() {
+        Some(l) if l.0 == start => whole,
+        _ => tail,
+    }
+}
+
+/// The first line of the block that line `first` is in, when it starts
+/// after a blank line at most `max_more` lines before `first` (and not at
+/// `first` itself).
+fn closing_block_start(sc: &Scanned, first: u64, max_more: u64) -> Option<u64> {
+    let blank = |l: &crate::stream::line::StoredLine| match l.body() {
+        LineBody::Whole(b) => b.iter().all(u8::is_ascii_whitespace),
+        LineBody::Cut { .. } => false,
+    };
+    let before = sc.tail.lines().rev().skip_while(|l| l.lineno >= first);
+    let mut expected = first - 1;
+    for l in before.take(max_more as usize + 1) {
+        if l.lineno != expected {
+            return None;
+        }
+        if blank(l) {
+            return (l.lineno + 1 < first).then_some(l.lineno + 1);
+        }
+        expected = expected.checked_sub(1)?;
+    }
+    None
 }
 
 /// Characters of everything but the lines: header (with worst-case
@@ -308,7 +345,8 @@ fn base_cost(sc: &Scanned, b: &Budgets, info: &RunFacts) -> usize {
 }
 
 /// `info` with its free-text fields cut to `cap` chars (the path of the
-/// full output is never cut: it must stay usable).
+/// full output is never cut: it must stay usable). The summary loses its
+/// least telling parts first (see [`shorten_summary`]).
 fn compact(info: &RunFacts, cap: usize) -> RunFacts {
     let cut = |s: &str| shorten_text(s, cap);
     let mut out = info.clone();
@@ -316,7 +354,7 @@ fn compact(info: &RunFacts, cap: usize) -> RunFacts {
     if let Some(c) = out.command.as_mut() {
         c.command = cut(&c.command);
     }
-    out.notes = info.notes.iter().map(|n| cut(n)).collect();
+    out.notes = info.notes.iter().map(|n| shorten_summary(n, cap).unwrap_or_else(|| cut(n))).collect();
     for v in out.extra.values_mut() {
         shorten_strings(v, &cut);
     }
@@ -329,6 +367,57 @@ fn compact(info: &RunFacts, cap: usize) -> RunFacts {
         None => {}
     }
     out
+}
+
+/// Characters a free-text field keeps in the tightest header.
+const MINIMAL_CHARS: usize = 32;
+/// Header fields kept in the tightest header: what the contract names
+/// (the family and its verdict) and the short facts about how the run
+/// ended or what it was. Everything else is dropped, never printed empty.
+const MINIMAL_EXTRA: &[&str] = &["family", "verdict", "signals", "timed_out", "layout", "running", "stream"];
+
+/// The tightest header, for a budget that cannot hold the compacted one:
+/// optional fields dropped (the run history, token estimates, ...), the
+/// rest kept non-empty: the command and other free text cut to
+/// [`MINIMAL_CHARS`], the summary to its status (and how the command
+/// ended), other notes to their start.
+fn minimal(info: &RunFacts) -> RunFacts {
+    let mut out = compact(info, MINIMAL_CHARS);
+    out.extra.retain(|k, _| MINIMAL_EXTRA.contains(&k.as_str()));
+    out.notes =
+        info.notes.iter().map(|n| shorten_summary(n, 0).unwrap_or_else(|| shorten_text(n, MINIMAL_CHARS))).collect();
+    out
+}
+
+/// The summary note (`summary: A; B; C`) within `cap` chars, losing its
+/// least telling parts: its first part (the status, or the verdict) and
+/// how the command ended (`exit status 3`, `killed by SIGSEGV`, `timed out
+/// after 2s`) are kept whatever `cap` says; the others stay, in order,
+/// while they fit. None for any other note.
+fn shorten_summary(note: &str, cap: usize) -> Option<String> {
+    let body = note.strip_prefix("summary: ")?;
+    if note.chars().count() <= cap {
+        return Some(note.to_string());
+    }
+    let parts: Vec<&str> = body.split("; ").collect();
+    let ending = |p: &str| ["exit status ", "killed by ", "timed out"].iter().any(|e| p.starts_with(e));
+    let mut keep: Vec<bool> = parts.iter().enumerate().map(|(i, p)| i == 0 || ending(p)).collect();
+    let len = |keep: &[bool]| {
+        let kept = parts.iter().zip(keep).filter(|(_, k)| **k);
+        "summary: ".len() + kept.map(|(p, _)| p.chars().count() + 2).sum::<usize>() - 2
+    };
+    for i in 1..parts.len() {
+        if keep[i] {
+            continue;
+        }
+        keep[i] = true;
+        if len(&keep) > cap {
+            keep[i] = false;
+            break;
+        }
+    }
+    let kept: Vec<&str> = parts.iter().zip(&keep).filter(|(_, k)| **k).map(|(p, _)| *p).collect();
+    Some(format!("summary: {}", kept.join("; ")))
 }
 
 fn shorten_strings(v: &mut serde_json::Value, cut: &dyn Fn(&str) -> String) {
@@ -356,7 +445,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     // ... but line 1 keeps enough room to show its two ends.
     let head_min = if sc.lines > 1 { MIN_LINE_ROOM + 1 } else { 0 };
     let tail_room = b.tail_budget.saturating_sub(tail_marker_res).min(room.saturating_sub(head_min));
-    let tail_min = choose_tail(sc, asked, tail_room, 0);
+    let tail_min = tail_minimum(sc, asked, tail_room);
     room = room.saturating_sub(tail_min.used);
     let first_tail_min = tail_min.lines.first().map_or(sc.lines + 1, |l| l.0);
     let head_limit = first_tail_min - 1;
@@ -397,7 +486,7 @@ fn render_with(sc: &Scanned, b: &Budgets, info: &RunFacts, signal: &Regex, bound
     let grow = room.saturating_sub(head_reserve);
     let reach = head_reach(sc, head_limit);
     let head_first = choose_head(sc, reach, head_reserve + grow / 2);
-    let tail = choose_tail(sc, u64::MAX, tail_min.used + room.saturating_sub(head_first.used), reach);
+    let tail = choose_tail(sc, u64::MAX, asked, tail_min.used + room.saturating_sub(head_first.used), reach);
     let first_tail = tail.lines.first().map_or(sc.lines + 1, |l| l.0);
     // Signal lines the tail now shows itself give their room back.
     let freed: usize =
@@ -849,8 +938,8 @@ pub(super) fn fit_whole(body: LineBody, max: usize, guard: bool) -> Option<(Stri
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
             (chars <= max).then_some((d.text, chars, ansi))
         }
-        LineBody::Cut { prefix, suffix, .. } => {
-            let d = cut_redraw(prefix, suffix, guard)?;
+        LineBody::Cut { prefix, suffix, elided_crs, .. } => {
+            let d = cut_redraw(prefix, suffix, elided_crs, guard)?;
             let (chars, ansi) = (d.chars(), d.ansi_stripped as u64);
             (chars <= max).then_some((d.text, chars, ansi))
         }
@@ -872,7 +961,9 @@ pub fn fit_or_shorten(body: LineBody, max: usize, guard: bool) -> Option<(String
             let n = d.input_chars() as u64;
             (d.clone(), d, n)
         }
-        LineBody::Cut { prefix, suffix, .. } if let Some(d) = cut_redraw(prefix, suffix, guard) => {
+        LineBody::Cut { prefix, suffix, elided_crs, .. }
+            if let Some(d) = cut_redraw(prefix, suffix, elided_crs, guard) =>
+        {
             let n = d.input_chars() as u64;
             (d.clone(), d, n)
         }
@@ -933,10 +1024,10 @@ pub(super) fn display_line(body: LineBody, add: &mut dyn FnMut(&str)) {
             add(&shown_display(b, true).text);
             add(&display(b).text);
         }
-        LineBody::Cut { prefix, suffix, .. } => {
+        LineBody::Cut { prefix, suffix, elided_crs, .. } => {
             add(&display(prefix).text);
             add(&display(suffix).text);
-            if let Some(d) = cut_redraw(prefix, suffix, true) {
+            if let Some(d) = cut_redraw(prefix, suffix, elided_crs, true) {
                 add(&d.text);
             }
         }
@@ -987,12 +1078,13 @@ fn shown_display(b: &[u8], guard: bool) -> Display {
 }
 
 /// A cut line whose kept end is redrawn: the frames in its kept end, as a
-/// terminal leaves them (the frames in the cut middle are not known, so
-/// the count is a lower bound).
-fn cut_redraw(prefix: &[u8], suffix: &[u8], guard: bool) -> Option<Display> {
+/// terminal leaves them (the frames in the cut middle are known only by
+/// the carriage returns counted there, if they were, so the count is a
+/// lower bound).
+fn cut_redraw(prefix: &[u8], suffix: &[u8], elided_crs: u64, guard: bool) -> Option<Display> {
     let k = memchr::memchr(b'\r', suffix)?;
     let s = redraw::settle(&suffix[k..])?;
-    let before = memchr::memchr_iter(b'\r', prefix).count() as u64;
+    let before = memchr::memchr_iter(b'\r', prefix).count() as u64 + elided_crs;
     Some(settled_display(&s.text, &redraw_note(s.redraws + before, "at least "), s.escapes, guard))
 }
 
@@ -1106,19 +1198,29 @@ struct GapCount {
 /// The gap's line shapes, most frequent first: the scanner's summary of
 /// the lines past the head arena (`stream::gap`), less the shown lines it
 /// counted (line 1 when it ran past the arena, the tail), plus the arena's
-/// own lines inside the gap, counted here exactly. A count is exact when
-/// the summary's is (no sampling, no Space-Saving error); otherwise it is
-/// an estimate, and a tail line is subtracted as the one line it is
-/// expected to have counted for.
+/// own lines inside the gap, counted here exactly. Counts are exact only
+/// when the summary counted every line past the arena under its own shape
+/// (no sampling, no shape dropped from its table): a shape the summary
+/// holds only the first part of, or does not hold at all, may have more
+/// lines past the arena than any count says. Otherwise every count is an
+/// estimate, its `error` covering what the summary may have missed, and a
+/// tail line is subtracted as the one line it is expected to have counted
+/// for.
 fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
     use crate::stream::gap::line_shape;
+    let exact = sc.gap.is_exact();
+    let missed = |example: &[u8]| sc.gap.missed(example.len() + 1);
     let mut counts: Vec<(u64, GapCount)> = sc
         .gap
         .entries()
         .iter()
         .map(|e| {
-            let error = e.error + e.sampling_error();
-            (e.shape, GapCount { count: e.count, error, exact: e.exact(), example: e.example.clone() })
+            // An entry's own bound covers what it inherited; its samples'
+            // spread covers the sampled part, or, with none, one point's
+            // worth that all points may have missed.
+            let unsampled = if e.samples == 0 { missed(&e.example) } else { 0.0 };
+            let error = e.error + e.sampling_error() + unsampled;
+            (e.shape, GapCount { count: e.count, error, exact, example: e.example.clone() })
         })
         .collect();
     // Lines wholly inside the arena: the summary did not see them.
@@ -1141,7 +1243,10 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
         let sh = line_shape(line);
         match counts.iter_mut().find(|c| c.0 == sh) {
             Some(c) => c.1.count += 1.0,
-            None => counts.push((sh, GapCount { count: 1.0, error: 0.0, exact: true, example: line.to_vec() })),
+            None => {
+                let error = sc.gap.dropped() + missed(line);
+                counts.push((sh, GapCount { count: 1.0, error, exact, example: line.to_vec() }))
+            }
         }
     }
     let prefix = |body: LineBody<'_>| match body {
@@ -1158,4 +1263,29 @@ fn gap_counts(sc: &Scanned, from: u64, to: u64) -> Vec<GapCount> {
     let mut out: Vec<GapCount> = counts.into_iter().map(|c| c.1).collect();
     out.sort_by(|a, b| b.count.total_cmp(&a.count));
     out
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::shorten_summary;
+
+    #[test]
+    fn the_summary_keeps_its_status_and_ending() {
+        let note = "summary: FAILED (pytest): 1 failed, 3 passed; signals: 2 errors, 0 warnings; \
+first error test_x.py:3; exit status 1; same as 3 min ago";
+        assert_eq!(shorten_summary(note, 500).as_deref(), Some(note));
+        assert_eq!(
+            shorten_summary(note, 100).as_deref(),
+            Some("summary: FAILED (pytest): 1 failed, 3 passed; signals: 2 errors, 0 warnings; exit status 1")
+        );
+        assert_eq!(
+            shorten_summary(note, 0).as_deref(),
+            Some("summary: FAILED (pytest): 1 failed, 3 passed; exit status 1")
+        );
+        assert_eq!(
+            shorten_summary("summary: no error or warning lines", 0).as_deref(),
+            Some("summary: no error or warning lines")
+        );
+        assert_eq!(shorten_summary("interrupted", 0), None);
+    }
 }

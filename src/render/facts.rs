@@ -69,6 +69,34 @@ pub struct CommandInfo {
     pub duration_ms: Option<u64>,
     /// `--timeout` expired and outbox ended the command's process group.
     pub timed_out: bool,
+    /// The `--timeout` limit, in milliseconds, when one was set.
+    pub timeout_ms: Option<u64>,
+}
+
+impl CommandInfo {
+    /// How the command ended, as the summary says it: `timed out after
+    /// 2s`, `killed by SIGSEGV`, `exit status 3`; None when unknown.
+    pub fn ending(&self) -> Option<String> {
+        if self.timed_out {
+            return Some(match self.timeout_ms.or(self.duration_ms) {
+                Some(ms) => format!("timed out after {}", shown_ms(ms)),
+                None => "timed out".into(),
+            });
+        }
+        if let Some(sig) = self.killed_by_signal {
+            return Some(format!("killed by {}", crate::stream::interrupt::name(sig)));
+        }
+        self.exit_status.map(|code| format!("exit status {code}"))
+    }
+}
+
+/// A duration as people write it: `500ms`, `2s`, `1.5s`.
+fn shown_ms(ms: u64) -> String {
+    match ms {
+        0..=999 => format!("{ms}ms"),
+        _ if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
+        _ => format!("{:.1}s", ms as f64 / 1000.0),
+    }
 }
 
 /// Everything about a run that the scan does not know.
@@ -154,5 +182,25 @@ mod tests {
         let controls = facts(&"\u{1}".repeat(500)).command_text().unwrap();
         assert!(json_literal_chars(&controls) <= COMMAND_CHARS + 2, "{}", json_literal_chars(&controls));
         assert!(RunFacts::default().command_text().is_none());
+    }
+
+    #[test]
+    fn the_ending_says_how_the_command_ended() {
+        let info = |f: fn(&mut CommandInfo)| {
+            let mut c = CommandInfo::default();
+            f(&mut c);
+            c.ending()
+        };
+        assert_eq!(info(|_| {}), None);
+        assert_eq!(info(|c| c.exit_status = Some(3)).as_deref(), Some("exit status 3"));
+        assert_eq!(info(|c| c.exit_status = Some(0)).as_deref(), Some("exit status 0"));
+        let segv = |c: &mut CommandInfo| (c.exit_status, c.killed_by_signal) = (Some(139), Some(libc::SIGSEGV));
+        assert_eq!(info(segv).as_deref(), Some("killed by SIGSEGV"));
+        let late = |c: &mut CommandInfo| {
+            (c.exit_status, c.killed_by_signal, c.timed_out, c.timeout_ms) = (Some(143), Some(15), true, Some(2000))
+        };
+        assert_eq!(info(late).as_deref(), Some("timed out after 2s"));
+        assert_eq!(shown_ms(1500), "1.5s");
+        assert_eq!(shown_ms(250), "250ms");
     }
 }

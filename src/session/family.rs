@@ -12,8 +12,10 @@
 //! --- summary: no error or warning lines ---
 //! ```
 //!
-//! In wrap mode `; exit status 1 disagrees` is added when the verdict and
-//! the command's exit status do not agree.
+//! When the command is known (wrap mode, the hook's status file) the
+//! summary ends with how it ended: `; exit status 3`, `; killed by
+//! SIGSEGV`, `; timed out after 2s`, followed by `disagrees` when the
+//! verdict and the command's exit status do not agree.
 
 use std::sync::Arc;
 
@@ -233,8 +235,10 @@ pub fn annotate(info: &mut RunInfo, sc: &Scanned, engine: &Classifier, command: 
     if let Some((_, loc)) = sc.first_error_location {
         parts.push(format!("first error {loc}"));
     }
-    if mismatch {
-        parts.push(format!("exit status {} disagrees", exit.unwrap_or_default()));
+    // How the command ended, when it is known (wrap mode, the hook's status
+    // file): a crash or a failing status must not read like a clean run.
+    if let Some(ending) = command.and_then(CommandInfo::ending) {
+        parts.push(if mismatch { format!("{ending} disagrees") } else { ending });
     }
     info.notes.insert(0, format!("summary: {}", parts.join("; ")));
 }

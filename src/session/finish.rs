@@ -90,7 +90,7 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
             }
             Body::Text => {
                 let text = envelope::render(&sc, &self.budgets(budget), &facts, &self.signal);
-                (print(Stream::Stdout, text.as_bytes()), Stream::Stdout, chars(&text))
+                (print(self.envelope_to, text.as_bytes()), self.envelope_to, chars(&text))
             }
         };
         // The run's record, with what the reader was given (`outbox stats`).
@@ -193,6 +193,12 @@ the envelope uses a budget of {budget} (a shorter --dir needs less)",
         ingest: &Ingest,
         facts: &mut RunFacts,
     ) -> Option<(history::Observation, history::Pending)> {
+        // Runs are compared only where the series key names a command
+        // (wrap mode, the wrappers, the hook, `--label`): unlabelled pipes
+        // in one directory are unrelated commands, never one series.
+        if self.args.label.is_none() && facts.command.is_none() {
+            return None;
+        }
         let store = self.store.as_ref().ok()?;
         ingest.spill.temp.as_ref()?;
         let kinds: Vec<u64> = sc.signals.kinds_seen().map(|k| k.0).collect();

@@ -97,6 +97,10 @@ pub struct Session {
     plan: Option<Plan>,
     /// Family knowledge (None with `FamilyOptions::legacy`).
     families: Option<std::sync::Arc<crate::family::Classifier>>,
+    /// Where this session's envelope goes: stdout, except stderr's when
+    /// stdout's is a JSON document (`--format json|ndjson|auto` with
+    /// `--stderr separate`), which must stay the only thing on stdout.
+    envelope_to: Stream,
     /// Notes the caller adds for the envelope (before the head).
     notes: Vec<String>,
 }
@@ -188,8 +192,12 @@ impl Session {
         let raw_label = args.label.clone();
         let mut label = store::sanitize_label(raw_label.as_deref().unwrap_or(default_label), "stdin");
         let mut args = args.clone();
+        let mut envelope_to = Stream::Stdout;
         if stream == Some(Stream::Stderr) {
             label = store::sanitize_label(&format!("{label}.stderr"), "stderr");
+            if args.format != Format::Text {
+                envelope_to = Stream::Stderr;
+            }
             args.format = Format::Text;
         }
         let args = &args;
@@ -235,6 +243,7 @@ impl Session {
             stream,
             plan: None,
             families,
+            envelope_to,
             notes: Vec::new(),
         })
     }
@@ -251,8 +260,8 @@ impl Session {
     }
 
     /// Where this stream's own bytes go when copied or passed through:
-    /// stderr's to stderr, anything else to stdout. Envelopes always go to
-    /// stdout.
+    /// stderr's to stderr, anything else to stdout. Envelopes go to stdout
+    /// (see `envelope_to` for the one exception).
     fn raw_output(&self) -> Stream {
         match self.stream {
             Some(Stream::Stderr) => Stream::Stderr,
@@ -299,6 +308,7 @@ impl Session {
                     killed_by_signal: None,
                     duration_ms: Some(u32::MAX as u64),
                     timed_out: true,
+                    timeout_ms: Some(u32::MAX as u64),
                 }),
                 stream: Some(Stream::Stdout),
                 // The widest extras a finished run can have.
@@ -315,7 +325,13 @@ impl Session {
             let mut facts = facts;
             if !layout::annotate(&mut facts, &sc) {
                 if let Some(f) = &self.families {
-                    let worst = CommandInfo { exit_status: Some(255), ..CommandInfo::default() };
+                    // The longest ending the summary can state.
+                    let worst = CommandInfo {
+                        exit_status: Some(255),
+                        timed_out: true,
+                        timeout_ms: Some(u64::MAX / 2),
+                        ..CommandInfo::default()
+                    };
                     family::annotate(&mut facts, &sc, f, Some(&worst));
                 }
             }

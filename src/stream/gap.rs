@@ -75,13 +75,47 @@ pub struct GapInventory {
     /// Absolute offset of the next line's start.
     offset: u64,
     table: Vec<Entry>,
+    /// Lines past `EXACT_BYTES` were seen: counts of the part past them are
+    /// estimates, and a shape no point fell on may still be there.
+    sampled: bool,
+    /// A shape took another's place: a shape not in the table may have
+    /// been counted and dropped.
+    evicted: bool,
 }
 
 impl GapInventory {
     /// An inventory of the lines that do not end inside the first `arena`
     /// bytes.
     pub fn new(arena: u64) -> GapInventory {
-        GapInventory { arena, offset: 0, table: Vec::with_capacity(TABLE) }
+        GapInventory { arena, offset: 0, table: Vec::with_capacity(TABLE), sampled: false, evicted: false }
+    }
+
+    /// Whether every line past the arena was counted, each under its own
+    /// shape: then an entry's count is the truth and a shape without an
+    /// entry has no line past the arena.
+    pub fn is_exact(&self) -> bool {
+        !self.sampled && !self.evicted
+    }
+
+    /// How many lines past the arena a shape without an entry may have:
+    /// one dropped from a full table had at most the smallest count kept
+    /// (Space-Saving's bound).
+    pub fn dropped(&self) -> f64 {
+        match self.evicted {
+            true => self.table.iter().map(|e| e.count).fold(f64::INFINITY, f64::min),
+            false => 0.0,
+        }
+    }
+
+    /// How many lines of `len` bytes (terminator included) past the exact
+    /// region a shape no sampled point fell on may still have: about one
+    /// point's worth (fewer than one point expected, one point counting for
+    /// `STRIDE / len` lines).
+    pub fn missed(&self, len: usize) -> f64 {
+        match self.sampled {
+            true => STRIDE as f64 / len.max(1) as f64,
+            false => 0.0,
+        }
     }
 
     /// The summary's entries, in no order.
@@ -123,6 +157,7 @@ impl GapInventory {
         if pos == region.len() {
             return;
         }
+        self.sampled = true;
         // Sampled: the line under each point.
         let mut at = point_from(base + pos as u64);
         while at < end {
@@ -154,6 +189,7 @@ impl GapInventory {
             self.add(head, 1.0, false);
             return;
         }
+        self.sampled = true;
         let points = points_in(s, e);
         if points > 0 {
             self.add(head, weight(points, len), true);
@@ -177,6 +213,7 @@ impl GapInventory {
             self.table.push(Entry { shape: h, count: w, error: 0.0, sampled, samples, sampled_count, example });
             return;
         }
+        self.evicted = true;
         let min = self.table.iter_mut().min_by(|a, b| a.count.total_cmp(&b.count)).expect("a full table");
         min.shape = h;
         min.error = min.count;
@@ -266,7 +303,8 @@ mod tests {
         let mut inv = GapInventory::new(27 * 10);
         feed(&mut inv, &data, &[]);
         let c = count(&inv, b"   Compiling crate1 v0.1.0").unwrap();
-        assert!(c.exact());
+        assert!(c.exact() && inv.is_exact());
+        assert_eq!((inv.missed(20), inv.dropped()), (0.0, 0.0));
         // Ten lines end inside the arena: crate0 (27 bytes), the first
         // warning (17), crate1 to crate8 (27 each) make 260 bytes.
         assert_eq!(c.count, 991.0);
@@ -298,7 +336,9 @@ mod tests {
         assert_eq!(whole, inv.entries().iter().map(|e| (e.shape, e.count)).collect::<Vec<_>>());
         let compiling = count(&inv, b"   Compiling crate1 v0.1.0").unwrap();
         let errors = count(&inv, b"2026-12-03 ERROR db timeout after 1 ms on a much longer line of text").unwrap();
-        assert!(!compiling.exact() && compiling.error == 0.0);
+        assert!(!compiling.exact() && compiling.error == 0.0 && !inv.is_exact());
+        // A shape no point fell on may hold about one point's worth.
+        assert_eq!(inv.missed(64), (STRIDE / 64) as f64);
         let (want_c, want_e) = ((i - i / 10) as f64, (i / 10) as f64);
         assert!((compiling.count / want_c - 1.0).abs() < 0.05, "{} vs {want_c}", compiling.count);
         assert!((errors.count / want_e - 1.0).abs() < 0.05, "{} vs {want_e}", errors.count);
@@ -308,8 +348,14 @@ mod tests {
     fn a_line_counts_once_whatever_its_length() {
         let mut inv = GapInventory::new(0);
         let len = 100 * STRIDE + 123;
-        inv.line(LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1 }, len);
-        inv.line(LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1 }, len);
+        inv.line(
+            LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1, elided_crs: 0 },
+            len,
+        );
+        inv.line(
+            LineBody::Cut { prefix: b"xxxx", suffix: b"xxxx", bytes: len - 1, chars: len - 1, elided_crs: 0 },
+            len,
+        );
         let c = count(&inv, b"xxxx").unwrap();
         assert!((c.count - 2.0).abs() < 0.05, "{}", c.count);
     }
@@ -329,6 +375,23 @@ mod tests {
         let f = count(&inv, b"frequent 1").unwrap();
         assert!(f.count >= 5000.0 && f.count - f.error <= 5000.0);
         assert!(f.error <= 10_000.0 / TABLE as f64);
+        // Digits fold: the rare lines above are one shape. Spelled in
+        // letters, they are a thousand, and lose their places.
+        assert!(inv.is_exact());
+        let letters = |i: usize| {
+            format!(
+                "{}{}{}",
+                (b'a' + (i / 100) as u8) as char,
+                (b'a' + (i / 10 % 10) as u8) as char,
+                (b'a' + (i % 10) as u8) as char
+            )
+        };
+        let mut inv = GapInventory::new(0);
+        let data: String = (0..5000).map(|i| format!("frequent {i}\nrare {}\n", letters(i % 1000))).collect();
+        feed(&mut inv, data.as_bytes(), &[]);
+        assert!(!inv.is_exact());
+        let smallest = inv.entries().iter().map(|e| e.count).fold(f64::INFINITY, f64::min);
+        assert!(smallest >= 1.0 && inv.dropped() == smallest && inv.missed(8) == 0.0);
     }
 
     #[test]

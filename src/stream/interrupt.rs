@@ -19,7 +19,10 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Once};
 
 use rustix::process::{kill_process_group, Pid, Signal};
-use signal_hook::consts::{SIGABRT, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGSEGV, SIGTERM, SIGXFSZ};
+use signal_hook::consts::{
+    SIGABRT, SIGALRM, SIGBUS, SIGFPE, SIGHUP, SIGILL, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGSEGV, SIGSYS, SIGTERM,
+    SIGTRAP, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
+};
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// The wrapped command's process group, which a second signal ends; 0 for
@@ -56,6 +59,17 @@ pub fn name(sig: i32) -> String {
         SIGPIPE => "SIGPIPE".into(),
         SIGSEGV => "SIGSEGV".into(),
         SIGABRT => "SIGABRT".into(),
+        SIGBUS => "SIGBUS".into(),
+        SIGFPE => "SIGFPE".into(),
+        SIGILL => "SIGILL".into(),
+        SIGQUIT => "SIGQUIT".into(),
+        SIGTRAP => "SIGTRAP".into(),
+        SIGUSR1 => "SIGUSR1".into(),
+        SIGUSR2 => "SIGUSR2".into(),
+        SIGALRM => "SIGALRM".into(),
+        SIGXCPU => "SIGXCPU".into(),
+        SIGXFSZ => "SIGXFSZ".into(),
+        SIGSYS => "SIGSYS".into(),
         n => format!("signal {n}"),
     }
 }

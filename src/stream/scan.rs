@@ -91,6 +91,9 @@ struct OpenLine {
     suffix: Vec<u8>,
     /// Once over cap: the last `OVERLAP` bytes, for boundary searches.
     overlap: Vec<u8>,
+    /// Once over cap: carriage returns in the whole line so far, so a
+    /// redrawn line can say how often it was redrawn in the part not kept.
+    crs: u64,
     bytes: u64,
     /// Characters so far, the terminator included once seen.
     chars: u64,
@@ -408,6 +411,7 @@ impl Scanner {
             push_last(&mut o.overlap, content, OVERLAP);
         }
         let o = &mut self.open;
+        o.crs += memchr_iter(b'\r', content).count() as u64;
         push_last(&mut o.suffix, content, self.cfg.open_piece());
     }
 
@@ -419,6 +423,7 @@ impl Scanner {
         let o = &mut self.open;
         o.matched = match_clear_of_end(&re, &o.buf, 0);
         o.over_cap = true;
+        o.crs = memchr_iter(b'\r', &o.buf).count() as u64;
         o.suffix.clear();
         push_last(&mut o.suffix, &o.buf, piece);
         o.overlap.clear();
@@ -440,12 +445,16 @@ impl Scanner {
             o.bytes -= 1;
             if o.over_cap {
                 o.suffix.pop();
+                o.crs = o.crs.saturating_sub(1);
             } else {
                 o.buf.pop();
             }
         }
         let body = if o.over_cap {
-            LineBody::Cut { prefix: &o.buf, suffix: &o.suffix, bytes: o.bytes, chars: o.chars }
+            let from = crate::stream::line::ends_overlap(o.buf.len(), o.suffix.len(), o.bytes);
+            let kept = memchr_iter(b'\r', &o.buf).count() + memchr_iter(b'\r', &o.suffix[from..]).count();
+            let elided_crs = o.crs.saturating_sub(kept as u64);
+            LineBody::Cut { prefix: &o.buf, suffix: &o.suffix, bytes: o.bytes, chars: o.chars, elided_crs }
         } else {
             LineBody::Whole(&o.buf)
         };

@@ -87,8 +87,9 @@ impl TailRing {
                 if starts.len() >= self.max_lines || older > self.older_cap {
                     break false;
                 }
-                let content = strip_cr(&region[start..end]).len();
-                older += content.min((2 * self.piece).saturating_sub(8)) + 1;
+                let content = strip_cr(&region[start..end]);
+                older +=
+                    crate::stream::line::kept_bytes(content, self.piece).min((2 * self.piece).saturating_sub(8)) + 1;
             }
             starts.push((start, end));
             if start == 0 {

@@ -235,7 +235,8 @@ fn harness_presets_set_the_budget_and_name_the_token_estimate() {
     // Three runs: the header shows a trend once it rests on three.
     let mut out = None;
     for _ in 0..3 {
-        let mut codex = p.outbox(&store, &[]);
+        // Labelled: unlabelled pipes are never one series.
+        let mut codex = p.outbox(&store, &["--label", "ja"]);
         codex.env("OUTBOX_HARNESS", "codex");
         out = Some(util::run_cmd(codex, ja.as_bytes()));
     }
@@ -318,4 +319,24 @@ fn new_kinds_are_marked_and_gone_kinds_named() {
     assert!(e0599.ends_with(" [new]"), "{e0599}");
     assert!(text.contains("\n--- gone since the previous run: E0425 ---\n"), "{text}");
     assert!(text.contains("; 1 new kind (E0599), 1 gone since "), "{text}");
+}
+
+/// Unlabelled pipes in one directory are unrelated commands: never one
+/// series, never compared, never warned about.
+#[test]
+fn unlabelled_pipes_are_never_one_series() {
+    let p = Project::new();
+    let store = Store::new();
+    let big: Vec<u8> = (1..=200_000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+    run(&p, &store, &[], &big);
+    run(&p, &store, &[], &big);
+    let out = run(&p, &store, &[], b"hi\n");
+    assert_eq!(out.stdout, b"hi\n");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&p, &store, &["--envelope", "always"], &big);
+    assert!(header(&out).get("history").is_none(), "{}", String::from_utf8_lossy(&out.stdout));
+    // A label names a series: its runs are compared.
+    run(&p, &store, &["--label", "numbers", "--envelope", "always"], &big);
+    let out = run(&p, &store, &["--label", "numbers", "--envelope", "always"], &big);
+    assert!(header(&out)["history"]["previous"].is_object(), "{}", String::from_utf8_lossy(&out.stdout));
 }

@@ -4,6 +4,7 @@ mod util;
 
 mod agents;
 mod check;
+mod claims;
 mod cli;
 mod detach;
 mod envelope;

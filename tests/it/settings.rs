@@ -145,14 +145,21 @@ fn the_hook_never_blocks() {
         let mut cmd = with(util::bin(), broken, &store, &cfg);
         cmd.args(["hook", "claude-code"]);
         let out = util::run_cmd(cmd, payload.as_bytes());
-        // Exit 2 is Claude Code's "deny": never for a setting.
+        // Exit 2 is Claude Code's "deny": never for a setting. No answer:
+        // the command runs as the agent wrote it.
         assert_eq!(out.status.code(), Some(0), "{}", ctx(broken, &out));
-        let answer: Value =
-            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", ctx(broken, &out)));
-        let line = answer["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap_or_default();
-        assert!(line.starts_with("{ git log 2>&1 && printf "), "the defaults still apply: {}", ctx(broken, &out));
+        assert!(out.stdout.is_empty(), "{}", ctx(broken, &out));
         assert_warned_once(broken, key, &out);
     }
+    // Mended, the same payload is rewritten.
+    let (store, cfg) = (Store::new(), tempfile::tempdir().unwrap());
+    let mut cmd = with(util::bin(), Broken::File("tail = 30\n"), &store, &cfg);
+    cmd.args(["hook", "claude-code"]);
+    let out = util::run_cmd(cmd, payload.as_bytes());
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+    let line = answer["hookSpecificOutput"]["updatedInput"]["command"].as_str().unwrap_or_default();
+    assert!(line.starts_with("{ git log 2>&1 && printf "), "{answer}");
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
 }
 
 #[test]

@@ -329,8 +329,10 @@ fn format_json_with_stderr_separate_folds_stdout_and_envelopes_stderr() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(text.chars().count() <= 14_000);
-    let (doc, rest) = text.split_once("<<<OUTBOX-HEADER\n").expect("stderr's envelope follows the document");
-    let v: serde_json::Value = serde_json::from_str(doc).expect("stdout's part is one JSON document");
+    // stdout is the document alone; stderr's envelope is on stderr.
+    let v: serde_json::Value = serde_json::from_str(&text).expect("stdout is one JSON document");
+    let err = stderr(&out);
+    let rest = err.split_once("<<<OUTBOX-HEADER\n").expect("stderr's envelope is on stderr").1;
     assert_eq!(v["header"]["stream"], "stdout");
     assert_eq!(v["header"]["exit_status"], 1);
     assert_eq!(v["header"]["item_count"], 20001);
@@ -668,4 +670,48 @@ fn wait_with_deadline(child: &mut Child, limit: Duration) -> Output {
     child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
     child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
     Output { status: child.wait().unwrap(), stdout, stderr }
+}
+
+/// The summary says how the command ended: a crash, a failing status or a
+/// timeout must not read like a clean run ("no error or warning lines").
+#[test]
+fn the_summary_says_how_the_command_ended() {
+    let store = private_store();
+    let summary = |out: &Output| {
+        let s = String::from_utf8_lossy(&out.stdout).into_owned();
+        s.lines().find(|l| l.starts_with("--- summary: ")).unwrap_or_else(|| panic!("no summary in {s}")).to_string()
+    };
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["--", "sh", "-c", "seq 1 30000; kill -SEGV $$"], 139, "; killed by SIGSEGV ---"),
+        (&["--", "sh", "-c", "seq 1 30000; exit 3"], 3, "; exit status 3 ---"),
+        (&["--", "sh", "-c", "seq 1 30000"], 0, "; exit status 0 ---"),
+        (&["--timeout", "1500ms", "--", "sh", "-c", "seq 1 30000; sleep 60"], 124, "; timed out after 1.5s ---"),
+        // A small output forced into an envelope says it too.
+        (&["--envelope", "always", "--", "sh", "-c", "echo hi; kill -ABRT $$"], 134, "; killed by SIGABRT ---"),
+    ];
+    for (args, code, ending) in cases {
+        let out = wrap(&store, args);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {}", stderr(&out));
+        assert!(summary(&out).ends_with(ending), "{args:?}: {}", summary(&out));
+    }
+}
+
+/// `--format json --stderr separate`: stdout is one JSON document (as
+/// `| jq .` needs), stderr's envelope goes to stderr.
+#[test]
+fn json_with_separate_stderr_keeps_stdout_one_document() {
+    let store = private_store();
+    let script = "printf '['; i=0; while [ $i -lt 3000 ]; do printf '{\"id\":%d,\"name\":\"item %d\"},' $i $i; \
+                  i=$((i+1)); done; printf '{\"id\":-1}]\\n'; seq 1 20000 >&2; exit 2";
+    for format in ["json", "auto"] {
+        let out = wrap(&store, &["--format", format, "--stderr", "separate", "--", "sh", "-c", script]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{format}: stdout is not one JSON document ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        });
+        assert_eq!(doc["header"]["item_count"], 3001, "{doc}");
+        let err = stderr(&out);
+        assert!(err.contains("<<<OUTBOX-HEADER\n") && err.contains("\"stream\":\"stderr\""), "{err}");
+        assert!(err.ends_with("20000\n"), "{err}");
+    }
 }

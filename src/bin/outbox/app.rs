@@ -27,6 +27,12 @@ pub fn main() -> ExitCode {
     }
     // Process-wide: every printer masks through `text::secrets`.
     outbox::text::secrets::set_enabled(cli.envelope.mask == crate::cli::MaskArg::On);
+    // The agent hook with a broken configuration answers nothing (the tool
+    // call runs as the agent wrote it) and exits 0: it never blocks, and it
+    // rewrites nothing on settings it cannot trust.
+    if matches!(cli.command, Some(Command::Hook(_))) && config.has_problems() {
+        return ExitCode::SUCCESS;
+    }
     if matches!(cli.command, Some(Command::Config)) {
         // Values come from the file and the environment: made safe.
         return print(&outbox::text::stderr::safe(&config.report(&cli)));

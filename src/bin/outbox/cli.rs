@@ -295,7 +295,9 @@ pub struct EnvelopeArgs {
     /// envelope and the stored copy hold them in the order they were
     /// written. separate reads them apart: a stored copy of each, and (when
     /// they do not pass through) an envelope of each, stdout's first, each
-    /// header saying its "stream"; needs --budget 2000 or more. inherit
+    /// header saying its "stream"; needs --budget 2000 or more. With
+    /// --format json, ndjson or auto, stderr's envelope goes to stderr, so
+    /// stdout stays one JSON document. inherit
     /// leaves stderr as it is: only stdout is captured.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = StderrMode::Merged)]
     pub stderr: StderrMode,

@@ -248,6 +248,11 @@ impl Config {
             .collect()
     }
 
+    /// Whether any setting could not be used.
+    pub fn has_problems(&self) -> bool {
+        !self.problems.is_empty()
+    }
+
     /// Says each problem once on stderr.
     pub fn warn(&self, cli: &Cli) {
         for w in self.warnings(cli) {

@@ -315,6 +315,7 @@ stopped reading once the output was quiet"
         killed_by_signal,
         duration_ms: Some(waited.duration.as_millis() as u64),
         timed_out,
+        timeout_ms: timeout.map(|t| t.as_millis() as u64),
     };
     // Output cut short by --timeout is enveloped even when small, as an
     // interrupted run's is, so that its header says so.
