@@ -1307,7 +1307,7 @@ struct Entry {
     verdicts: [u16; SMALL],
     verdicts_len: u8,
     /// Patterns to run again on each line, and which of them matched.
-    recheck: [u16; SMALL],
+    recheck: [u16; RECHECK],
     recheck_len: u8,
     recheck_matched: u32,
 }
@@ -1324,9 +1324,15 @@ impl Entry {
     }
 }
 
+/// Patterns an entry may recheck: one bit each in `recheck_matched`. A
+/// line of common words (`ERROR … failed after 3 retries`) is a candidate
+/// of more than [`SMALL`] digit-sensitive patterns once the second wave of
+/// families is loaded.
+const RECHECK: usize = 32;
+
 /// Pushes `v` on an inline list; false when it is full.
-fn push_small(list: &mut [u16; SMALL], len: &mut u8, v: usize) -> bool {
-    if (*len as usize) < SMALL && v <= u16::MAX as usize {
+fn push_small<const N: usize>(list: &mut [u16; N], len: &mut u8, v: usize) -> bool {
+    if (*len as usize) < N && v <= u16::MAX as usize {
         list[*len as usize] = v as u16;
         *len += 1;
         true

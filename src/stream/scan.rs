@@ -216,6 +216,9 @@ pub struct Scanned<'a> {
     pub serial: u64,
 }
 
+/// Evidence lines that make a family's output a tool's, not a listing.
+const TOOL_EVIDENCE: u64 = 2;
+
 impl Scanner {
     pub fn new(cfg: ScanConfig) -> Scanner {
         let tail = TailRing::new(cfg.tail_lines.max(1), cfg.tail_budget, cfg.budget);
@@ -348,7 +351,13 @@ impl Scanner {
 
     pub fn result(&self) -> Scanned<'_> {
         let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
-        let layout = self.layouts.decide(self.command.as_deref());
+        let layout = match self.layouts.decide(self.command.as_deref()) {
+            // A tool's own diff (Black's `--diff`) keeps its family's
+            // verdict; a log of commits stays one whatever its messages
+            // quote.
+            Layout::Patch if self.tool_output() => Layout::Log,
+            l => l,
+        };
         let listing = layout.is_listing();
         Scanned {
             bytes: self.bytes,
@@ -705,6 +714,16 @@ impl Scanner {
         if !b.take(&fam.classifier, lineno, head) {
             self.close_block();
         }
+    }
+
+    /// Whether a family names the output on its own evidence, with the
+    /// margin detection asks and at least [`TOOL_EVIDENCE`] lines of it
+    /// (one quoted line in a commit message is not a tool's output).
+    fn tool_output(&self) -> bool {
+        let Some(f) = self.families.as_ref() else { return false };
+        let command = self.command.as_deref();
+        let Some(i) = f.classifier.detect(&f.tally, command) else { return false };
+        f.classifier.scores(&f.tally, command).iter().any(|&(j, s)| j == i && s >= TOOL_EVIDENCE)
     }
 
     /// A hit as a listing's signal line: only when it is not a unit of a

@@ -68,7 +68,7 @@ fn gap_items(text: &str) -> (u64, u64, Vec<(f64, bool, String)>) {
 /// among the gap's lines: exact when it says so, within a quarter when
 /// marked `≈`. Returns how many items were checked.
 fn assert_gap_counts_true(text: &str, data: &[u8]) -> usize {
-    use outbox::text::{sanitize::display, shape};
+    use outbox::text::{sanitize::display, template};
     let (from, to, items) = gap_items(text);
     let mut truth: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     for (i, line) in data.split(|&b| b == b'\n').enumerate() {
@@ -77,7 +77,7 @@ fn assert_gap_counts_true(text: &str, data: &[u8]) -> usize {
             continue;
         }
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let key = display(&shape::bytes(&line[..line.len().min(256)])).text.trim().to_string();
+        let key = display(&template::spell(&line[..line.len().min(256)])).text.trim().to_string();
         *truth.entry(key).or_default() += 1;
     }
     let mut checked = 0;

@@ -1247,7 +1247,8 @@ fn detect_scores(data: &[u8]) -> (Option<String>, Vec<(String, u64)>) {
     }
     sc.finish();
     let r = sc.result();
-    let tally = r.tally.expect("family knowledge is on");
+    // A listing (`tree`'s paths) gets no family: its lines are data.
+    let Some(tally) = r.tally else { return (None, Vec::new()) };
     let mut scores: Vec<(String, u64)> =
         c.scores(tally, None).into_iter().filter(|s| s.1 > 0).map(|(i, s)| (c.family_name(i).to_string(), s)).collect();
     scores.sort_by_key(|s| std::cmp::Reverse(s.1));

@@ -220,6 +220,8 @@ fn a_listings_own_error_lines_stay_signals() {
 /// Build and test logs keep their envelope: none is read as a listing.
 #[test]
 fn tool_logs_are_not_listings() {
+    use outbox::family::{spec, Classifier, FamilyOptions};
+    let engine = &std::sync::Arc::new(Classifier::new(&spec::embedded(), &FamilyOptions::default()).unwrap());
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families");
     let mut checked = 0;
     for fam in std::fs::read_dir(dir).unwrap() {
@@ -233,7 +235,14 @@ fn tool_logs_are_not_listings() {
                 continue;
             }
             let data = std::fs::read(&f).unwrap();
-            let sc = scan_blocks(ScanConfig::default(), [&data[..]]);
+            // With the shipped families, as a pipe reads it: a tool's own
+            // diff (Black's) is its family's output, not a patch listing.
+            let mut sc = outbox::stream::scan::Scanner::new(ScanConfig::default());
+            sc.set_classifier(std::sync::Arc::clone(engine));
+            for chunk in data.chunks(64 << 10) {
+                sc.feed(chunk);
+            }
+            sc.finish();
             // `tree` is kept among the families' fixtures as a tool no
             // family may claim; it is a path listing all the same.
             let expected = if f.ends_with("unknown/tree.out") { Layout::Paths } else { Layout::Log };
