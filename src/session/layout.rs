@@ -42,6 +42,11 @@ pub fn annotate(info: &mut RunFacts, sc: &Scanned) -> bool {
     if errors + warnings > 0 {
         parts.push(format!("signals: {errors} errors, {warnings} warnings"));
     }
+    // How the command ended (wrap mode, the hook's status file): a `find`
+    // that failed half-way must not read like a complete listing.
+    if let Some(ending) = info.command.as_ref().and_then(crate::render::facts::CommandInfo::ending) {
+        parts.push(ending);
+    }
     info.notes.insert(0, format!("summary: {}", parts.join("; ")));
     true
 }

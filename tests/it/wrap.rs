@@ -688,6 +688,12 @@ fn the_summary_says_how_the_command_ended() {
         (&["--timeout", "1500ms", "--", "sh", "-c", "seq 1 30000; sleep 60"], 124, "; timed out after 1.5s ---"),
         // A small output forced into an envelope says it too.
         (&["--envelope", "always", "--", "sh", "-c", "echo hi; kill -ABRT $$"], 134, "; killed by SIGABRT ---"),
+        // A listing's summary (its own words) says it too.
+        (
+            &["--", "sh", "-c", "i=0; while [ $i -lt 3000 ]; do echo ./src/dir$((i % 40))/file$i.rs; i=$((i+1)); done; exit 1"],
+            1,
+            "; exit status 1 ---",
+        ),
     ];
     for (args, code, ending) in cases {
         let out = wrap(&store, args);
