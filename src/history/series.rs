@@ -224,7 +224,11 @@ impl Series {
         let name = self.file_name();
         let (before, size) = loop {
             let file = dir.open_append(&name)?;
-            dir::lock(&file, false, dir::LOCK_WAIT)?;
+            // Exclusive: the torn-line check below reads the file's last
+            // byte, and another append in progress (its size already grown
+            // by a page, its newline not yet written) would look torn and
+            // get a blank line after it.
+            dir::lock(&file, true, dir::LOCK_WAIT)?;
             if !same_file(dir, &file, &name)? {
                 // Replaced by a trim while we waited: append to the new one.
                 continue;

@@ -690,7 +690,12 @@ fn the_summary_says_how_the_command_ended() {
         (&["--envelope", "always", "--", "sh", "-c", "echo hi; kill -ABRT $$"], 134, "; killed by SIGABRT ---"),
         // A listing's summary (its own words) says it too.
         (
-            &["--", "sh", "-c", "i=0; while [ $i -lt 3000 ]; do echo ./src/dir$((i % 40))/file$i.rs; i=$((i+1)); done; exit 1"],
+            &[
+                "--",
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 3000 ]; do echo ./src/dir$((i % 40))/file$i.rs; i=$((i+1)); done; exit 1",
+            ],
             1,
             "; exit status 1 ---",
         ),
