@@ -310,7 +310,7 @@ pub fn run_gc(args: &GcOptions, env: &StoreEnv) -> anyhow::Result<ExitCode> {
 }
 
 /// Automatic collection, called by a run after its commit of `own` (which
-/// it never removes, whatever the cap; see [`CAP_GRACE_SECONDS`] for the
+/// it never removes, whatever the cap; see `CAP_GRACE_SECONDS` for the
 /// entries of concurrent runs). At most once
 /// per [`AUTO_GC_INTERVAL_SECONDS`] (the stamp's mtime) it runs a full gc;
 /// with a cap (the default 2 GiB, or `OUTBOX_MAX_STORE_BYTES`) it checks
