@@ -59,7 +59,9 @@ fn run_info(f: &Facts) -> RunFacts {
             exit_status: f.exit_status,
             killed_by_signal: f.killed.map(sig),
             duration_ms: f.duration_ms,
-            timed_out: false,
+            // An odd duration stands for a run `--timeout` ended.
+            timed_out: f.duration_ms.is_some_and(|d| d & 1 == 1),
+            timeout_ms: f.duration_ms.map(|d| d / 2),
         }),
         interrupted: f.interrupted.map(sig),
         notes: f

@@ -501,6 +501,7 @@ impl WrapFacts {
             killed_by_signal: self.killed_by_signal.map(i32::from),
             duration_ms: self.duration_ms,
             timed_out: false,
+            timeout_ms: None,
         }
     }
 
