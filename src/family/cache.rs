@@ -149,7 +149,7 @@ fn facts(h: &Hir) -> Facts {
             let mut starts_absorbing = false;
             // Whether what came so far can end inside an absorber.
             let mut trailing = false;
-            for f in xs.iter().map(facts) {
+            for f in concat_facts(xs) {
                 ok &= f.ok && !(trailing && f.starts_absorbing);
                 if nullable {
                     starts_absorbing |= f.starts_absorbing;
@@ -162,6 +162,41 @@ fn facts(h: &Hir) -> Facts {
     }
 }
 
+/// Whether every match of the pattern begins at the start of the line it
+/// is searched in (a line holds no `\n`, so a multi-line `^` holds only
+/// there): such a pattern can be searched anchored. `\r` ends a line for
+/// a CRLF-aware `^`, so that one does not count.
+pub fn anchored(hir: &Hir) -> bool {
+    let prefix = hir.properties().look_set_prefix();
+    prefix.contains(Look::Start) || prefix.contains(Look::StartLF)
+}
+
+/// The facts of a concatenation's pieces, in order, where one digit
+/// followed by a repetition from zero of a class that holds the digits
+/// (`\d[\d.]*`) counts as one absorber: the digit takes a run's first
+/// digit, the repetition its others, however many (rule 3 as for `\d+`).
+fn concat_facts(xs: &[Hir]) -> Vec<Facts> {
+    let one_digit = |h: &Hir| matches!(body(h).kind(), HirKind::Class(c) if digits(c) == Digits::All);
+    let digits_from_zero = |h: &Hir| match h.kind() {
+        HirKind::Repetition(r) if r.min == 0 && r.max.is_none() => {
+            matches!(body(&r.sub).kind(), HirKind::Class(c) if digits(c) == Digits::All)
+        }
+        _ => false,
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < xs.len() {
+        if i + 1 < xs.len() && one_digit(&xs[i]) && digits_from_zero(&xs[i + 1]) {
+            out.push(Facts { ok: true, nullable: false, starts_absorbing: true, ends_absorbing: true });
+            i += 2;
+        } else {
+            out.push(facts(&xs[i]));
+            i += 1;
+        }
+    }
+    out
+}
+
 /// Masked strings (see [`masked`]), each with whether ASCII case is
 /// ignored (then it is lower case).
 pub type Pieces = Vec<(Vec<u8>, bool)>;
@@ -170,7 +205,7 @@ pub type Pieces = Vec<(Vec<u8>, bool)>;
 /// one (see the module doc); None when some match may hold none, or when
 /// a string is nothing but digits.
 pub fn pieces(hir: &Hir) -> Option<Pieces> {
-    let lits = super::literals::required_strings(hir)?;
+    let lits = super::literals::required_strings(&mark_digit_runs(hir))?;
     let mut out = Vec::new();
     for lit in lits {
         // `^` reads as a newline before the line: what follows it is
@@ -191,6 +226,75 @@ pub fn pieces(hir: &Hir) -> Option<Pieces> {
     out.sort();
     out.dedup();
     Some(out)
+}
+
+/// `h` with each stretch of a concatenation that consumes only digits, at
+/// least one (`[1-9]\d*`), as the literal [`MARK`], where its neighbours
+/// consume no digits: what it matched is then a whole digit run, a
+/// [`MARK`] of the masked line. Its required strings then name the run
+/// (`\xff failed` for `[1-9]\d* failed`), so a mask without a run before
+/// ` failed` is not a candidate.
+fn mark_digit_runs(h: &Hir) -> Hir {
+    match h.kind() {
+        HirKind::Capture(c) => mark_digit_runs(&c.sub),
+        HirKind::Alternation(xs) => Hir::alternation(xs.iter().map(mark_digit_runs).collect()),
+        HirKind::Repetition(r) => {
+            Hir::repetition(regex_syntax::hir::Repetition { sub: Box::new(mark_digit_runs(&r.sub)), ..r.clone() })
+        }
+        HirKind::Concat(xs) => {
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < xs.len() {
+                let mut j = i;
+                while j < xs.len() && only_digits(&xs[j]) {
+                    j += 1;
+                }
+                let consumes = xs[i..j].iter().any(|x| x.properties().minimum_len().unwrap_or(0) > 0);
+                let free = |k: Option<&Hir>| k.is_none_or(|x| !holds_digit(x));
+                if j > i && consumes && free(i.checked_sub(1).map(|k| &xs[k])) && free(xs.get(j)) {
+                    out.push(Hir::literal(vec![MARK]));
+                    i = j;
+                } else {
+                    out.push(mark_digit_runs(&xs[i]));
+                    i += 1;
+                }
+            }
+            Hir::concat(out)
+        }
+        _ => h.clone(),
+    }
+}
+
+/// Whether every string `h` matches is ASCII digits (an empty one too).
+fn only_digits(h: &Hir) -> bool {
+    match h.kind() {
+        HirKind::Literal(l) => l.0.iter().all(u8::is_ascii_digit),
+        HirKind::Class(c) => digits(c) != Digits::None && class_is_digits(c),
+        HirKind::Capture(c) => only_digits(&c.sub),
+        HirKind::Repetition(r) => only_digits(&r.sub),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().all(only_digits),
+        HirKind::Empty | HirKind::Look(_) => false,
+    }
+}
+
+/// Whether a class holds nothing but ASCII digits.
+fn class_is_digits(c: &Class) -> bool {
+    match c {
+        Class::Bytes(b) => b.ranges().iter().all(|r| r.start().is_ascii_digit() && r.end().is_ascii_digit()),
+        Class::Unicode(u) => u.ranges().iter().all(|r| r.start().is_ascii_digit() && r.end().is_ascii_digit()),
+    }
+}
+
+/// Whether some string `h` matches holds an ASCII digit.
+fn holds_digit(h: &Hir) -> bool {
+    match h.kind() {
+        HirKind::Literal(l) => l.0.iter().any(u8::is_ascii_digit),
+        HirKind::Class(c) => digits(c) != Digits::None,
+        HirKind::Capture(c) => holds_digit(&c.sub),
+        HirKind::Repetition(r) => r.max != Some(0) && holds_digit(&r.sub),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().any(holds_digit),
+        HirKind::Empty | HirKind::Look(_) => false,
+    }
 }
 
 /// What a digit run becomes in a masked line.
@@ -244,6 +348,8 @@ mod tests {
             r"(?:^|[^\w./-])(?:ERROR|FATAL)(?:$|[^\w./=-])",
             r"^\s+\d+:\d+\s+error\s{2,}(?:.*\s{2,}(?P<kind>[\w-]+)$)?",
             r"\bKilled process \d+",
+            r"(?i)\bfailed(?: to\b|:| in \d[\d.]*\s?(?:ms|s)\b)",
+            r"x\d\S*y",
         ] {
             assert!(inv(p), "{p} is invariant");
         }
@@ -258,6 +364,9 @@ mod tests {
             r"(?:\d+|a)\d+",
             r"(?:\d+x?)+",
             r"\B\d+",
+            // A lone digit before a repetition that needs one more.
+            r"x\d[\d.]+y",
+            r"x\d\d*\d+",
             // One character of any kind: a digit here or there.
             r"error\s{2,}\S",
         ] {
@@ -281,6 +390,14 @@ mod tests {
         // ` failed` after no digit run: `0 failed` cannot be in the line.
         assert!(!holds_piece(&p, &m(b"12:00 job failed")));
         assert!(pieces(&hir(r"\d+")).is_none());
+        // A whole run before ` failed`: the masked piece names it.
+        let p = pieces(&hir(r"\b[1-9][0-9]* (?:failed|errors?)\b")).unwrap();
+        assert!(p.iter().all(|(s, _)| s.starts_with(&[MARK, b' '])), "{p:?}");
+        assert!(holds_piece(&p, &m(b"3 failed, 2 passed")));
+        assert!(!holds_piece(&p, &m(b"12:00 connect() failed (113: refused)")));
+        // A neighbour that may take digits of the run too: left alone.
+        let p = pieces(&hir(r"[.0-9][0-9]+x")).unwrap_or_default();
+        assert!(p.iter().all(|(s, _)| s != &[MARK, b'x'] || holds_piece(&p, &m(b"1.23x"))), "{p:?}");
         let p = pieces(&hir(r"^E {3}x")).unwrap();
         assert_eq!(p, vec![(b"E   x".to_vec(), false)]);
     }

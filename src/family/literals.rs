@@ -147,27 +147,49 @@ pub fn required_strings(h: &Hir) -> Option<Vec<Vec<(u8, bool)>>> {
     Some(required(h)?.into_iter().map(|l| l.0).collect())
 }
 
+/// Like [`required_strings`], but choosing, where a pattern offers several
+/// sets, one whose strings hold a digit beside other bytes (`" 5` of
+/// `" 5\d\d\b` rather than ` HTTP/`): for a pattern that tells lines apart
+/// by their digits, the string that is absent from most lines.
+pub fn digit_required_strings(h: &Hir) -> Option<Vec<Vec<(u8, bool)>>> {
+    Some(required_by(h, &digit_score)?.into_iter().map(|l| l.0).collect())
+}
+
+fn digit_score(v: &[Lit]) -> (u32, std::cmp::Reverse<usize>) {
+    let digit = |l: &Lit| l.0.len() >= 2 && l.0.iter().any(|(b, _)| b.is_ascii_digit());
+    let bonus = if !v.is_empty() && v.iter().all(digit) { 32 } else { 0 };
+    let (s, n) = score(v);
+    (s + bonus, n)
+}
+
 /// Strings of which every match of `h` contains one.
 fn required(h: &Hir) -> Option<Vec<Lit>> {
+    required_by(h, &score)
+}
+
+type Score = dyn Fn(&[Lit]) -> (u32, std::cmp::Reverse<usize>);
+
+/// [`required`], choosing among a concatenation's sets by `score`.
+fn required_by(h: &Hir, score: &Score) -> Option<Vec<Lit>> {
     if let Some(e) = exact(h) {
         if e.iter().all(|l| !l.0.is_empty()) {
             return Some(e);
         }
     }
     match h.kind() {
-        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Capture(c) => required_by(&c.sub, score),
         HirKind::Repetition(r) if r.min >= 1 => {
             // `={70}` needs `========` (eight in a row at least).
             let rep = exact(&r.sub).and_then(|e| power(&e, r.min.min(8)));
             match rep {
                 Some(v) if v.iter().all(|l| !l.0.is_empty()) => Some(v),
-                _ => required(&r.sub),
+                _ => required_by(&r.sub, score),
             }
         }
         HirKind::Alternation(xs) => {
             let mut acc = Vec::new();
             for x in xs {
-                acc.extend(required(x)?);
+                acc.extend(required_by(x, score)?);
             }
             Some(acc)
         }
@@ -199,7 +221,7 @@ fn required(h: &Hir) -> Option<Vec<Lit>> {
                         if let Some(r) = run.take() {
                             consider(r);
                         }
-                        if let Some(req) = required(x) {
+                        if let Some(req) = required_by(x, score) {
                             consider(req);
                         }
                     }

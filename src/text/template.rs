@@ -226,25 +226,45 @@ pub fn code_key(code: &[u8]) -> u64 {
 /// The mask's key: the line with each maximal run of ASCII digits replaced
 /// by one marker, every other byte kept. Equal for lines that differ only
 /// in their digits (which digits, and how many in each run).
+///
+/// The masked line is hashed as a byte stream: a run is the byte `0xff`,
+/// and the line's own `0xfe`/`0xff` bytes are escaped as `0xfe` and one
+/// more byte, so two masks never make one stream. Eight bytes of plain
+/// ASCII without a digit go in as one word (most of a log line's text);
+/// the others byte by byte. This took 13% of the scan of a server log
+/// when each run was hashed as a marker of its own.
 pub fn mask_key(line: &[u8]) -> u64 {
     let mut h = Hasher::new();
-    let mut start = 0;
-    let mut i = 0;
-    let n = line.len();
-    while i < n {
-        if line[i].is_ascii_digit() {
-            h.bytes(&line[start..i]);
-            while i < n && line[i].is_ascii_digit() {
-                i += 1;
-            }
-            h.marker(1);
-            start = i;
+    // Whether the last byte was a digit: the run goes on.
+    let mut run = false;
+    let mut words = line.chunks_exact(8);
+    for c in &mut words {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        if plain_word(w) {
+            h.word(w);
+            run = false;
         } else {
-            i += 1;
+            for &b in c {
+                h.masked_byte(b, &mut run);
+            }
         }
     }
-    h.bytes(&line[start..]);
+    for &b in words.remainder() {
+        h.masked_byte(b, &mut run);
+    }
     h.finish()
+}
+
+/// Eight ASCII bytes, none a digit.
+fn plain_word(w: u64) -> bool {
+    const LANES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x80 * LANES;
+    // With every byte below 0x80 the sums carry into no other byte: the
+    // high bit of `w + 0x50` is set from b'0' up, that of `w + 0x46` above
+    // b'9'.
+    let from_zero = w.wrapping_add(0x50 * LANES);
+    let above_nine = w.wrapping_add(0x46 * LANES);
+    w & HIGH == 0 && from_zero & !above_nine & HIGH == 0
 }
 
 /// A word-at-a-time multiply-xorshift hash over a stream of bytes and
@@ -291,6 +311,48 @@ impl Hasher {
             self.word |= u64::from(x) << (8 * k);
         }
         self.fill = chunks.remainder().len() as u32;
+    }
+
+    /// Eight bytes of the stream.
+    fn word(&mut self, w: u64) {
+        self.len += 8;
+        if self.fill == 0 {
+            self.step(w);
+        } else {
+            let shift = 8 * self.fill;
+            self.step(self.word | w << shift);
+            self.word = w >> (64 - shift);
+        }
+    }
+
+    /// One byte of the stream.
+    fn push(&mut self, b: u8) {
+        self.len += 1;
+        self.word |= u64::from(b) << (8 * self.fill);
+        self.fill += 1;
+        if self.fill == 8 {
+            self.step(self.word);
+            self.word = 0;
+            self.fill = 0;
+        }
+    }
+
+    /// One byte of a line, masked (see [`mask_key`]).
+    fn masked_byte(&mut self, b: u8, run: &mut bool) {
+        if b.is_ascii_digit() {
+            if !*run {
+                self.push(0xff);
+            }
+            *run = true;
+            return;
+        }
+        *run = false;
+        if b >= 0xfe {
+            self.push(0xfe);
+            self.push(b - 0xfd);
+        } else {
+            self.push(b);
+        }
     }
 
     fn marker(&mut self, m: u64) {
@@ -369,6 +431,50 @@ mod tests {
         assert_ne!(mask_key(b"a1b"), mask_key(b"ab"));
         assert_ne!(mask_key(b"ab\0"), mask_key(b"ab"));
         assert_ne!(mask_key(b"1"), mask_key(b""));
+        // A line's own 0xff is not a run; a run across a word's edge is one.
+        assert_ne!(mask_key(b"a\xffb"), mask_key(b"a1b"));
+        assert_ne!(mask_key(b"a\xfe\x01b"), mask_key(b"a\xffb"));
+        assert_eq!(mask_key(b"abcdefg12345678xyzabcdef"), mask_key(b"abcdefg1xyzabcdef"));
+        assert_ne!(mask_key(b"abcdefgh1xyzabcd"), mask_key(b"abcdefgh1 xyzabcd"));
+    }
+
+    /// Two lines have one mask key exactly when their masked forms are
+    /// equal, whatever the word edges (the fast path takes eight plain
+    /// bytes at a time).
+    #[test]
+    fn the_mask_key_follows_the_masked_form() {
+        let alphabet = b"ab1 2\xff\xfe\x80";
+        let masked = |l: &[u8]| {
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < l.len() {
+                if l[i].is_ascii_digit() {
+                    while i < l.len() && l[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                    out.push(None);
+                } else {
+                    out.push(Some(l[i]));
+                    i += 1;
+                }
+            }
+            out
+        };
+        let mut x = 0x1234_5677_u32;
+        let lines: Vec<Vec<u8>> = (0..4000)
+            .map(|n| {
+                let plain = b"abcdefghijklmnop";
+                let mut l: Vec<u8> = plain[..n % 17].to_vec();
+                l.extend((0..(n / 17) % 9).map(|_| alphabet[xorshift(&mut x) as usize % alphabet.len()]));
+                l.extend_from_slice(&plain[..(n / 3) % 11]);
+                l
+            })
+            .collect();
+        for (i, a) in lines.iter().enumerate().step_by(7) {
+            for b in &lines[i..(i + 60).min(lines.len())] {
+                assert_eq!(masked(a) == masked(b), mask_key(a) == mask_key(b), "{a:?} / {b:?}");
+            }
+        }
     }
 
     fn xorshift(x: &mut u32) -> u32 {
