@@ -135,6 +135,8 @@ if want cargo; then
   capture cargo build-errors 'cargo build'
   capture_from cargo build-errors-color build-errors 'cargo build --color always'
   capture cargo test-failures 'cargo test --no-fail-fast'
+  # A verbose run: hundreds of passing tests around a dozen failures.
+  capture cargo many-tests 'RUST_BACKTRACE=0 cargo test --no-fail-fast'
   capture cargo clippy-warnings 'cargo clippy'
   capture_from cargo clippy-deny clippy-warnings 'cargo clippy --color always -- -D warnings'
   capture cargo build-success 'cargo build'

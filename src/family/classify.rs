@@ -191,6 +191,9 @@ struct FamilyRt {
     lead_re: std::sync::OnceLock<Vec<Regex>>,
     location_skip: Vec<String>,
     location_skip_re: std::sync::OnceLock<Vec<Regex>>,
+    passing: Vec<String>,
+    /// Compiled the first time the envelope asks (only shown lines are).
+    passing_re: std::sync::OnceLock<Vec<Regex>>,
     verdicts: Vec<VerdictRule>,
 }
 
@@ -205,6 +208,10 @@ impl FamilyRt {
 
     fn lead(&self) -> &[Regex] {
         self.lead_re.get_or_init(|| self.lead.iter().filter_map(|p| compile_one(p).ok()).collect())
+    }
+
+    fn passing(&self) -> &[Regex] {
+        self.passing_re.get_or_init(|| self.passing.iter().filter_map(|p| compile_one(p).ok()).collect())
     }
 }
 
@@ -348,6 +355,8 @@ impl Classifier {
                 lead_re: std::sync::OnceLock::new(),
                 location_skip: f.location_skip.clone(),
                 location_skip_re: std::sync::OnceLock::new(),
+                passing: f.passing.clone(),
+                passing_re: std::sync::OnceLock::new(),
                 verdicts,
             });
             if !active(i, f) {
@@ -868,6 +877,16 @@ impl Classifier {
 
     pub fn family_name(&self, i: usize) -> &str {
         &self.families[i].name
+    }
+
+    /// Whether `line` reports a passing test of family `f` (its `passing`
+    /// patterns; colour codes are looked through).
+    pub fn passing(&self, f: usize, line: &[u8]) -> bool {
+        let pats = self.families[f].passing();
+        !pats.is_empty() && {
+            let plain = strip_ansi(line);
+            pats.iter().any(|re| re.is_match(&plain))
+        }
     }
 
     /// The verdict of family `f`: from its verdict lines, or, when it

@@ -21,6 +21,7 @@
 //! success = ['\b0 failed\b']                  # spans that are not signals
 //! run_start = ['^=+ test session starts =+$'] # a new run: earlier verdicts give way
 //! lead = ['^\S+: In function ']              # a line just before a signal, shown with it
+//! passing = ['^test .+ \.\.\. ok$']           # a passing test's line: runs of them fold into a count
 //! block = { until = "blank", max_lines = 8, max_chars = 600 }
 //!   # until: indent, deeper (lines indented more than the signal line),
 //!   # blank, location, traceback, none; next (every line
@@ -89,6 +90,12 @@ pub struct FamilySpec {
     /// location gets that file when their own has none (`63:28`).
     #[serde(default)]
     pub lead: Vec<String>,
+    /// Lines that report a passing test (`test x ... ok`, `✓ name`, `---
+    /// PASS: TestX`): in the envelope's head and tail, a run of them folds
+    /// into one counted marker whatever their names, so a verbose run's
+    /// passing names do not take the room its failures need.
+    #[serde(default)]
+    pub passing: Vec<String>,
     #[serde(default)]
     pub location: Option<String>,
     /// Locations whose file matches one of these are passed over for the
@@ -227,6 +234,7 @@ impl FamilySpec {
             .chain(&self.success)
             .chain(&self.run_start)
             .chain(&self.lead)
+            .chain(&self.passing)
             .chain(self.location.iter())
             .chain(&self.location_skip)
             .chain(self.signal.iter().map(|s| &s.pattern))

@@ -52,10 +52,14 @@ pub(super) fn head_bodies<'a>(sc: &Scanned<'a>, limit: u64) -> Vec<LineBody<'a>>
 }
 
 /// The fold key of a shown line: none for a line that must stay visible
-/// (a signal line, a line kept only by its ends).
-fn fold_key(body: LineBody, signal: bool) -> Option<u64> {
+/// (a signal line, a line kept only by its ends); one key for every line
+/// that reports a passing test of the detected family, whatever its name.
+fn fold_key(sc: &Scanned, body: LineBody, signal: bool) -> Option<u64> {
     match body {
-        LineBody::Whole(raw) if !signal => Some(fold::key(raw)),
+        LineBody::Whole(raw) if !signal => Some(match sc.passing {
+            Some((classifier, f)) if classifier.passing(f, raw) => fold::PASSING,
+            _ => fold::key(raw),
+        }),
         _ => None,
     }
 }
@@ -63,9 +67,9 @@ fn fold_key(body: LineBody, signal: bool) -> Option<u64> {
 /// A run of at least `fold::MIN_RUN` lines as printed: its first line, the
 /// fold marker, its last line, each whole; `None` when that does not fit
 /// in `left` chars.
-fn place_fold(lines: &[(u64, LineBody)], left: usize) -> Option<(String, usize, u64)> {
+fn place_fold(lines: &[(u64, LineBody)], passing: bool, left: usize) -> Option<(String, usize, u64)> {
     let (first, last) = (lines[0], lines[lines.len() - 1]);
-    let marker = fold::marker(first.0 + 1, last.0 - 1);
+    let marker = if passing { fold::passing_marker } else { fold::marker }(first.0 + 1, last.0 - 1);
     let (a, a_chars, a_ansi) = fit_whole(first.1, left, true)?;
     let (z, z_chars, z_ansi) = fit_whole(last.1, left, true)?;
     let chars = a_chars + 1 + marker.chars().count() + z_chars + 1;
@@ -76,7 +80,7 @@ fn head_keys(sc: &Scanned, bodies: &[LineBody]) -> Vec<Option<u64>> {
     // The keeper knows the first hits exactly: those stay visible.
     // Lines the reader asked for one by one are never folded.
     let keyed = |i: usize, b| {
-        (i as u64 >= sc.unfolded_head).then(|| fold_key(b, sc.signals.is_early_hit(i as u64 + 1) == Some(true)))
+        (i as u64 >= sc.unfolded_head).then(|| fold_key(sc, b, sc.signals.is_early_hit(i as u64 + 1) == Some(true)))
     };
     bodies.iter().enumerate().map(|(i, &b)| keyed(i, b).flatten()).collect()
 }
@@ -111,7 +115,9 @@ pub(super) fn choose_head(sc: &Scanned, limit: u64, room: usize) -> Head {
     for (a, z) in fold::runs(&keys) {
         if z + 1 - a >= fold::MIN_RUN {
             let run: Vec<_> = (a..=z).map(line).collect();
-            if let Some((text, chars, ansi)) = place_fold(&run, room.saturating_sub(head.used)) {
+            if let Some((text, chars, ansi)) =
+                place_fold(&run, keys[a] == Some(fold::PASSING), room.saturating_sub(head.used))
+            {
                 head.out.push_str(&text);
                 head.used += chars;
                 head.ansi += ansi;
@@ -183,7 +189,7 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, least: u64, room: usize, aft
     let is_signal = |n: u64| signals.contains(&n) || sc.signals.last_hit_kind(n).is_some();
     let unfolded_from = sc.lines.saturating_sub(sc.unfolded_tail);
     let keys: Vec<Option<u64>> =
-        ring.iter().map(|&(n, b)| if n > unfolded_from { None } else { fold_key(b, is_signal(n)) }).collect();
+        ring.iter().map(|&(n, b)| if n > unfolded_from { None } else { fold_key(sc, b, is_signal(n)) }).collect();
     // Built newest first, reversed at the end.
     let mut lines: Vec<(u64, bool)> = Vec::new();
     let mut parts: Vec<String> = Vec::new();
@@ -201,7 +207,7 @@ pub(super) fn choose_tail(sc: &Scanned, asked: u64, least: u64, room: usize, aft
         let cut = a == 0 && ring.first().is_some_and(|l| l.0 > after + 1);
         let folds = z + 1 - a >= fold::MIN_RUN;
         if folds && !cut {
-            match place_fold(&ring[a..=z], room.saturating_sub(used)) {
+            match place_fold(&ring[a..=z], keys[a] == Some(fold::PASSING), room.saturating_sub(used)) {
                 Some((text, chars, n)) => {
                     parts.push(text);
                     used += chars;

@@ -18,6 +18,12 @@ pub fn key(line: &[u8]) -> u64 {
     shape::hash(line)
 }
 
+/// The key of every line that reports a passing test of the detected
+/// family (`FamilySpec::passing`): such lines fold together whatever their
+/// test names. A shape hash equal to it would only make those lines fold
+/// with passing tests, counted as lines all the same.
+pub const PASSING: u64 = 0x7061_7373_696e_6721;
+
 /// Maximal runs of equal keys, as inclusive index ranges in order; a line
 /// without a key is a run of its own.
 pub fn runs(keys: &[Option<u64>]) -> Vec<(usize, usize)> {
@@ -45,6 +51,13 @@ pub fn marker(from: u64, to: u64) -> String {
     let n = to + 1 - from;
     let lines = if n == 1 { "line" } else { "lines" };
     format!("--- {n} similar {lines} {from}-{to} folded ---\n")
+}
+
+/// [`marker`] for a run of passing tests' lines.
+pub fn passing_marker(from: u64, to: u64) -> String {
+    let n = to + 1 - from;
+    let lines = if n == 1 { "line" } else { "lines" };
+    format!("--- {n} more passing-test {lines} {from}-{to} folded ---\n")
 }
 
 #[cfg(test)]

@@ -201,6 +201,10 @@ pub struct Scanned<'a> {
     pub tally: Option<&'a Tally>,
     /// The first error line that has a location, and that location.
     pub first_error_location: Option<&'a (u64, String)>,
+    /// The detected family and its classifier, when it names lines that
+    /// report a passing test (`FamilySpec::passing`): the renderer folds
+    /// runs of them into one count.
+    pub passing: Option<(&'a Classifier, usize)>,
     /// The layout of the input; for a listing, `signals` holds only the
     /// lines that are not its units, and there is no family tally.
     pub layout: Layout,
@@ -377,6 +381,10 @@ impl Scanner {
                 .as_ref()
                 .filter(|_| !listing)
                 .and_then(|f| f.first_error_location.as_ref()),
+            passing: self.families.as_ref().filter(|_| !listing).and_then(|f| {
+                let family = f.classifier.detect(&f.tally, self.command.as_deref())?;
+                Some((&*f.classifier, family))
+            }),
             layout,
             layouts: &self.layouts,
             unfolded_head: 0,

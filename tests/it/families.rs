@@ -1489,3 +1489,49 @@ fn every_error_kind_of_a_linter_is_visible_at_the_default_budget() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A verbose test run (real `cargo test`, 228 passing tests around 12
+/// failures): runs of passing tests' lines fold into one counted marker,
+/// whatever their names, and every failing test is still named. The
+/// marker's count is checked against the input's own lines.
+#[test]
+fn passing_tests_fold_into_a_count() {
+    let input = fixture("cargo/many-tests");
+    let text_in = String::from_utf8_lossy(&input);
+    let lines: Vec<&str> = text_in.lines().collect();
+    let failing: Vec<&str> =
+        lines.iter().filter_map(|l| l.strip_prefix("test ").and_then(|l| l.strip_suffix(" ... FAILED"))).collect();
+    assert_eq!(failing.len(), 12, "the capture has 12 failing tests");
+    let marker = regex::Regex::new(r"(?m)^--- (\d+) more passing-test lines (\d+)-(\d+) folded ---$").unwrap();
+    for budget in ["4000", "14000"] {
+        let (text, h) = envelope(&["--envelope", "always", "--budget", budget], &input);
+        assert_eq!(h["verdict"]["failed"], 12, "{text}");
+        assert_eq!(h["verdict"]["passed"], 228, "{text}");
+        let folds: Vec<_> = marker.captures_iter(&text).collect();
+        assert!(!folds.is_empty(), "budget {budget}: no passing-test fold in\n{text}");
+        for m in folds {
+            let (n, a, z): (usize, usize, usize) =
+                (m[1].parse().unwrap(), m[2].parse().unwrap(), m[3].parse().unwrap());
+            assert_eq!(n, z + 1 - a, "{}", &m[0]);
+            // Every folded line, and the exemplars around it, is a passing test's.
+            for l in &lines[a - 2..=z] {
+                assert!(l.starts_with("test ") && l.ends_with(" ... ok"), "{l:?} folded as passing");
+            }
+        }
+        for name in &failing {
+            assert!(text.contains(name), "budget {budget}: {name} is not named in\n{text}");
+        }
+    }
+}
+
+/// Passing-test lines fold only under their own family: the same lines in
+/// an output no family claims are folded by shape, as before.
+#[test]
+fn passing_lines_fold_only_under_their_family() {
+    let mut input = String::new();
+    for i in 0..300 {
+        input.push_str(&format!("test suite::case_{} ... ok\n", ["alpha", "beta", "gamma"][i % 3].repeat(1 + i % 5)));
+    }
+    let (text, _) = envelope(&["--envelope", "always", "--family", "none", "--budget", "3000"], input.as_bytes());
+    assert!(!text.contains("passing-test"), "{text}");
+}
