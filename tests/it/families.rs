@@ -1490,6 +1490,46 @@ fn every_error_kind_of_a_linter_is_visible_at_the_default_budget() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// The same for the warnings and the rest of a linter's findings (pylint's
+/// `W`/`C`/`R` codes, flake8's and ruff's other codes, ShellCheck's
+/// warning, info and style levels, yamllint's warnings, ESLint's warning
+/// rules): every kind has a line once the errors have theirs, at the
+/// default budget (these outputs have fewer kinds than one per 150
+/// characters of it).
+#[test]
+fn every_other_finding_kind_of_a_linter_is_visible_at_the_default_budget() {
+    let cases: &[(&str, &str)] = &[
+        ("pylint/messages", r"^\S+:\d+:\d+: ([WCR]\d{4}): "),
+        ("flake8/statistics", r"^\S+:\d+:\d+: ([A-DG-Z]\d+) "),
+        ("ruff/concise", r"^\S+:\d+:\d+: ([A-DG-Z]+\d+) "),
+        ("shellcheck/gcc", r": (?:warning|note): .*\[(SC\d+)\]$"),
+        ("yamllint/parsable", r": \[warning\] .*\(([a-z-]+)\)$"),
+        ("eslint/problems-unix", r"\[Warning/([\w/-]+)\]$"),
+    ];
+    let mut bad = Vec::new();
+    for (case, pat) in cases {
+        let re = regex::Regex::new(pat).unwrap();
+        let input = fixture(case);
+        let kinds: std::collections::BTreeSet<String> =
+            String::from_utf8_lossy(&input).lines().filter_map(|l| re.captures(l).map(|c| c[1].to_string())).collect();
+        if kinds.is_empty() {
+            bad.push(format!("{case}: no finding kind read"));
+            continue;
+        }
+        let (text, _) = envelope(&["--envelope", "always"], &input);
+        let shown: std::collections::BTreeSet<String> = text
+            .lines()
+            .map(|l| l.split_once([':', '-']).filter(|(n, _)| n.bytes().all(|b| b.is_ascii_digit())).map_or(l, |x| x.1))
+            .filter_map(|l| re.captures(l.trim_start()).map(|c| c[1].to_string()))
+            .collect();
+        let missing: Vec<&String> = kinds.difference(&shown).collect();
+        if !missing.is_empty() {
+            bad.push(format!("{case}: {} of {} kinds not shown: {missing:?}", missing.len(), kinds.len()));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// A verbose test run (real `cargo test`, 228 passing tests around 12
 /// failures): runs of passing tests' lines fold into one counted marker,
 /// whatever their names, and every failing test is still named. The
