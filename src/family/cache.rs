@@ -265,6 +265,88 @@ fn mark_digit_runs(h: &Hir) -> Hir {
     }
 }
 
+/// The digit strings of which every match of `h` holds one as a whole
+/// digit run of the line (`0` of `\b(?:errors?|failed)\s*[:=]\s*0\b`): a
+/// line without such a run cannot match, whatever its mask. None when the
+/// pattern's digits are not all of that kind.
+pub fn whole_runs(h: &Hir) -> Option<Vec<Vec<u8>>> {
+    let req = super::literals::digit_required_strings(&mark_whole_runs(h))?;
+    let mut out = Vec::new();
+    for s in req {
+        let bytes: Vec<u8> = s.iter().map(|&(b, _)| b).collect();
+        let open = bytes.iter().position(|&b| b == WHOLE)?;
+        let len = bytes[open + 1..].iter().position(|&b| b == WHOLE)?;
+        out.push(bytes[open + 1..open + 1 + len].to_vec());
+    }
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+/// Brackets a literal digit string that is a whole run in [`mark_whole_runs`].
+const WHOLE: u8 = 0xfe;
+
+/// `h` with each literal digit string of a concatenation that must be a
+/// whole digit run (on each side, past pieces that may match nothing and
+/// hold no digit, comes a word boundary, a line's edge or a piece that
+/// matches at least one byte and holds no digit) as that string between two
+/// [`WHOLE`] bytes.
+fn mark_whole_runs(h: &Hir) -> Hir {
+    match h.kind() {
+        HirKind::Capture(c) => mark_whole_runs(&c.sub),
+        HirKind::Alternation(xs) => Hir::alternation(xs.iter().map(mark_whole_runs).collect()),
+        HirKind::Repetition(r) => {
+            Hir::repetition(regex_syntax::hir::Repetition { sub: Box::new(mark_whole_runs(&r.sub)), ..r.clone() })
+        }
+        HirKind::Concat(xs) => {
+            let bounded = |mut it: Box<dyn Iterator<Item = &Hir> + '_>| {
+                it.find_map(|x| match x.kind() {
+                    HirKind::Look(l) => {
+                        use Look::*;
+                        match l {
+                            WordAscii | WordUnicode | Start | End | StartLF | EndLF => Some(true),
+                            _ => None,
+                        }
+                    }
+                    _ if holds_digit(x) => Some(false),
+                    _ if x.properties().minimum_len().unwrap_or(0) > 0 => Some(true),
+                    _ => None,
+                })
+                .unwrap_or(false)
+            };
+            let out = xs
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match x.kind() {
+                    HirKind::Literal(l)
+                        if !l.0.is_empty()
+                            && l.0.iter().all(u8::is_ascii_digit)
+                            && bounded(Box::new(xs[..i].iter().rev()))
+                            && bounded(Box::new(xs[i + 1..].iter())) =>
+                    {
+                        let mut v = vec![WHOLE];
+                        v.extend_from_slice(&l.0);
+                        v.push(WHOLE);
+                        Hir::literal(v)
+                    }
+                    _ => mark_whole_runs(x),
+                })
+                .collect();
+            Hir::concat(out)
+        }
+        _ => h.clone(),
+    }
+}
+
+/// Whether `line` holds `digits` as a whole run of ASCII digits.
+pub fn holds_whole_run(line: &[u8], digits: &[u8]) -> bool {
+    memchr::memmem::find_iter(line, digits).any(|at| {
+        let before = at.checked_sub(1).map(|k| line[k]);
+        let after = line.get(at + digits.len()).copied();
+        !before.is_some_and(|b| b.is_ascii_digit()) && !after.is_some_and(|b| b.is_ascii_digit())
+    })
+}
+
 /// Whether every string `h` matches is ASCII digits (an empty one too).
 fn only_digits(h: &Hir) -> bool {
     match h.kind() {
@@ -398,6 +480,15 @@ mod tests {
         // A neighbour that may take digits of the run too: left alone.
         let p = pieces(&hir(r"[.0-9][0-9]+x")).unwrap_or_default();
         assert!(p.iter().all(|(s, _)| s != &[MARK, b'x'] || holds_piece(&p, &m(b"1.23x"))), "{p:?}");
+        // A literal digit string that must be a whole run.
+        let zero = r"(?i)\b(?:errors?|failed)\s*[:=]\s*0\b";
+        assert_eq!(whole_runs(&hir(zero)), Some(vec![b"0".to_vec()]));
+        assert!(holds_whole_run(b"errors: 0, took 30 ms", b"0"));
+        assert!(!holds_whole_run(b"2026-12-03 21:30:49 errors: 10", b"0"));
+        // Not bounded on the left (a nullable piece, then the start of the
+        // pattern): `10` holds a match of `\s*0\b`.
+        assert_eq!(whole_runs(&hir(r"\s*0\b")), None);
+        assert_eq!(whole_runs(&hir(r"x\d*0\b")), None);
         let p = pieces(&hir(r"^E {3}x")).unwrap();
         assert_eq!(p, vec![(b"E   x".to_vec(), false)]);
     }
