@@ -235,32 +235,40 @@ pub fn pieces(hir: &Hir) -> Option<Pieces> {
 /// (`\xff failed` for `[1-9]\d* failed`), so a mask without a run before
 /// ` failed` is not a candidate.
 fn mark_digit_runs(h: &Hir) -> Hir {
-    match h.kind() {
-        HirKind::Capture(c) => mark_digit_runs(&c.sub),
-        HirKind::Alternation(xs) => Hir::alternation(xs.iter().map(mark_digit_runs).collect()),
-        HirKind::Repetition(r) => {
-            Hir::repetition(regex_syntax::hir::Repetition { sub: Box::new(mark_digit_runs(&r.sub)), ..r.clone() })
-        }
-        HirKind::Concat(xs) => {
-            let mut out = Vec::new();
-            let mut i = 0;
-            while i < xs.len() {
-                let mut j = i;
-                while j < xs.len() && only_digits(&xs[j]) {
-                    j += 1;
-                }
-                let consumes = xs[i..j].iter().any(|x| x.properties().minimum_len().unwrap_or(0) > 0);
-                let free = |k: Option<&Hir>| k.is_none_or(|x| !holds_digit(x));
-                if j > i && consumes && free(i.checked_sub(1).map(|k| &xs[k])) && free(xs.get(j)) {
-                    out.push(Hir::literal(vec![MARK]));
-                    i = j;
-                } else {
-                    out.push(mark_digit_runs(&xs[i]));
-                    i += 1;
-                }
+    rebuild_concats(h, &|xs| {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < xs.len() {
+            let mut j = i;
+            while j < xs.len() && only_digits(&xs[j]) {
+                j += 1;
             }
-            Hir::concat(out)
+            let consumes = xs[i..j].iter().any(|x| x.properties().minimum_len().unwrap_or(0) > 0);
+            let free = |k: Option<&Hir>| k.is_none_or(|x| !holds_digit(x));
+            if j > i && consumes && free(i.checked_sub(1).map(|k| &xs[k])) && free(xs.get(j)) {
+                out.push(Hir::literal(vec![MARK]));
+                i = j;
+            } else {
+                out.push(mark_digit_runs(&xs[i]));
+                i += 1;
+            }
         }
+        Hir::concat(out)
+    })
+}
+
+/// `h` rebuilt with every concatenation, wherever it sits (in a group, an
+/// alternation, a repetition), replaced by what `concat` makes of its
+/// pieces; `concat` recurses into the pieces it keeps.
+fn rebuild_concats(h: &Hir, concat: &dyn Fn(&[Hir]) -> Hir) -> Hir {
+    match h.kind() {
+        HirKind::Capture(c) => rebuild_concats(&c.sub, concat),
+        HirKind::Alternation(xs) => Hir::alternation(xs.iter().map(|x| rebuild_concats(x, concat)).collect()),
+        HirKind::Repetition(r) => Hir::repetition(regex_syntax::hir::Repetition {
+            sub: Box::new(rebuild_concats(&r.sub, concat)),
+            ..r.clone()
+        }),
+        HirKind::Concat(xs) => concat(xs),
         _ => h.clone(),
     }
 }
@@ -292,50 +300,42 @@ const WHOLE: u8 = 0xfe;
 /// matches at least one byte and holds no digit) as that string between two
 /// [`WHOLE`] bytes.
 fn mark_whole_runs(h: &Hir) -> Hir {
-    match h.kind() {
-        HirKind::Capture(c) => mark_whole_runs(&c.sub),
-        HirKind::Alternation(xs) => Hir::alternation(xs.iter().map(mark_whole_runs).collect()),
-        HirKind::Repetition(r) => {
-            Hir::repetition(regex_syntax::hir::Repetition { sub: Box::new(mark_whole_runs(&r.sub)), ..r.clone() })
-        }
-        HirKind::Concat(xs) => {
-            let bounded = |mut it: Box<dyn Iterator<Item = &Hir> + '_>| {
-                it.find_map(|x| match x.kind() {
-                    HirKind::Look(l) => {
-                        use Look::*;
-                        match l {
-                            WordAscii | WordUnicode | Start | End | StartLF | EndLF => Some(true),
-                            _ => None,
-                        }
+    rebuild_concats(h, &|xs| {
+        let bounded = |mut it: Box<dyn Iterator<Item = &Hir> + '_>| {
+            it.find_map(|x| match x.kind() {
+                HirKind::Look(l) => {
+                    use Look::*;
+                    match l {
+                        WordAscii | WordUnicode | Start | End | StartLF | EndLF => Some(true),
+                        _ => None,
                     }
-                    _ if holds_digit(x) => Some(false),
-                    _ if x.properties().minimum_len().unwrap_or(0) > 0 => Some(true),
-                    _ => None,
-                })
-                .unwrap_or(false)
-            };
-            let out = xs
-                .iter()
-                .enumerate()
-                .map(|(i, x)| match x.kind() {
-                    HirKind::Literal(l)
-                        if !l.0.is_empty()
-                            && l.0.iter().all(u8::is_ascii_digit)
-                            && bounded(Box::new(xs[..i].iter().rev()))
-                            && bounded(Box::new(xs[i + 1..].iter())) =>
-                    {
-                        let mut v = vec![WHOLE];
-                        v.extend_from_slice(&l.0);
-                        v.push(WHOLE);
-                        Hir::literal(v)
-                    }
-                    _ => mark_whole_runs(x),
-                })
-                .collect();
-            Hir::concat(out)
-        }
-        _ => h.clone(),
-    }
+                }
+                _ if holds_digit(x) => Some(false),
+                _ if x.properties().minimum_len().unwrap_or(0) > 0 => Some(true),
+                _ => None,
+            })
+            .unwrap_or(false)
+        };
+        let out = xs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match x.kind() {
+                HirKind::Literal(l)
+                    if !l.0.is_empty()
+                        && l.0.iter().all(u8::is_ascii_digit)
+                        && bounded(Box::new(xs[..i].iter().rev()))
+                        && bounded(Box::new(xs[i + 1..].iter())) =>
+                {
+                    let mut v = vec![WHOLE];
+                    v.extend_from_slice(&l.0);
+                    v.push(WHOLE);
+                    Hir::literal(v)
+                }
+                _ => mark_whole_runs(x),
+            })
+            .collect();
+        Hir::concat(out)
+    })
 }
 
 /// Whether `line` holds `digits` as a whole run of ASCII digits.
