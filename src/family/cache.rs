@@ -295,27 +295,10 @@ pub fn whole_runs(h: &Hir) -> Option<Vec<Vec<u8>>> {
 const WHOLE: u8 = 0xfe;
 
 /// `h` with each literal digit string of a concatenation that must be a
-/// whole digit run (on each side, past pieces that may match nothing and
-/// hold no digit, comes a word boundary, a line's edge or a piece that
-/// matches at least one byte and holds no digit) as that string between two
+/// whole digit run ([`bounded`] on both sides) as that string between two
 /// [`WHOLE`] bytes.
 fn mark_whole_runs(h: &Hir) -> Hir {
     rebuild_concats(h, &|xs| {
-        let bounded = |mut it: Box<dyn Iterator<Item = &Hir> + '_>| {
-            it.find_map(|x| match x.kind() {
-                HirKind::Look(l) => {
-                    use Look::*;
-                    match l {
-                        WordAscii | WordUnicode | Start | End | StartLF | EndLF => Some(true),
-                        _ => None,
-                    }
-                }
-                _ if holds_digit(x) => Some(false),
-                _ if x.properties().minimum_len().unwrap_or(0) > 0 => Some(true),
-                _ => None,
-            })
-            .unwrap_or(false)
-        };
         let out = xs
             .iter()
             .enumerate()
@@ -323,8 +306,8 @@ fn mark_whole_runs(h: &Hir) -> Hir {
                 HirKind::Literal(l)
                     if !l.0.is_empty()
                         && l.0.iter().all(u8::is_ascii_digit)
-                        && bounded(Box::new(xs[..i].iter().rev()))
-                        && bounded(Box::new(xs[i + 1..].iter())) =>
+                        && bounded(xs[..i].iter().rev())
+                        && bounded(xs[i + 1..].iter()) =>
                 {
                     let mut v = vec![WHOLE];
                     v.extend_from_slice(&l.0);
@@ -336,6 +319,23 @@ fn mark_whole_runs(h: &Hir) -> Hir {
             .collect();
         Hir::concat(out)
     })
+}
+
+/// Whether the pieces of a concatenation on one side of a digit string,
+/// nearest first, bound it: past pieces that may match nothing and hold no
+/// digit comes a word boundary, a line's edge, or a piece that matches at
+/// least one byte and holds no digit.
+fn bounded<'a>(mut side: impl Iterator<Item = &'a Hir>) -> bool {
+    side.find_map(|x| match x.kind() {
+        HirKind::Look(l) => {
+            use Look::*;
+            matches!(l, WordAscii | WordUnicode | Start | End | StartLF | EndLF).then_some(true)
+        }
+        _ if holds_digit(x) => Some(false),
+        _ if x.properties().minimum_len().unwrap_or(0) > 0 => Some(true),
+        _ => None,
+    })
+    .unwrap_or(false)
 }
 
 /// Whether `line` holds `digits` as a whole run of ASCII digits.

@@ -1391,6 +1391,12 @@ impl CachePlan {
         let mut searched = false;
         recheck.iter().enumerate().all(|(j, &p)| {
             let at = self.in_set[p as usize];
+            if at == u32::MAX {
+                // Only unsafe patterns are rechecked; were a safe one listed,
+                // the line would go through the whole classification rather
+                // than index past the plan.
+                return false;
+            }
             let k = (at & !(1 << 31)) as usize;
             let now = if at >> 31 == 0 {
                 let found =
