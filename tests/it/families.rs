@@ -1559,3 +1559,24 @@ fn passing_lines_fold_only_under_their_family() {
     let (text, _) = envelope(&["--envelope", "always", "--family", "none", "--budget", "3000"], input.as_bytes());
     assert!(!text.contains("passing-test"), "{text}");
 }
+
+/// The tail folds passing tests' lines too: the captured run's first 120
+/// lines (its passing tests, in the order cargo printed them) at the end of
+/// an input, asked for as a 100-line tail.
+#[test]
+fn passing_tests_fold_in_the_tail() {
+    let capture = fixture("cargo/many-tests");
+    let end: usize = capture.split_inclusive(|&b| b == b'\n').take(120).map(<[u8]>::len).sum();
+    let input = padded(&capture[..end], 3000);
+    let (text, h) = envelope(&["--family", "cargo", "--tail", "100", "--budget", "6000"], &input);
+    let tail = text.split("--- tail").nth(1).unwrap_or_else(|| panic!("no tail in\n{text}"));
+    let marker = regex::Regex::new(r"(?m)^--- (\d+) more passing-test lines (\d+)-(\d+) folded ---$").unwrap();
+    let m = marker.captures(tail).unwrap_or_else(|| panic!("no passing-test fold in the tail:\n{text}"));
+    let (a, z): (usize, usize) = (m[2].parse().unwrap(), m[3].parse().unwrap());
+    let lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    for l in &lines[a - 2..=z] {
+        let l = String::from_utf8_lossy(l);
+        assert!(l.starts_with("test ") && l.ends_with(" ... ok"), "{l:?} folded as passing");
+    }
+    assert_eq!(h["lines"], 3120);
+}
