@@ -540,11 +540,12 @@ impl Classifier {
         // Colour codes would hide `error:` from patterns written for plain
         // text: lines with an escape reach here through the prefilter's
         // `\x1b[` branch and are classified without them (and uncached).
-        let plain = strip_ansi(line);
-        if !tally.caching || matches!(plain, std::borrow::Cow::Owned(_)) || tally.cache.resting() {
-            return self.classify_whole(lineno, &plain, tally, None);
+        if !tally.caching || tally.cache.resting() {
+            return self.classify_whole(lineno, &strip_ansi(line), tally, None);
         }
-        let key = crate::text::template::mask_key(line);
+        let Some(key) = crate::text::template::plain_mask_key(line) else {
+            return self.classify_whole(lineno, &strip_ansi(line), tally, None);
+        };
         let plan = self.plan();
         if let Some(e) = tally.cache.get(key) {
             let agrees = e.recheck().is_empty()
@@ -581,6 +582,7 @@ impl Classifier {
                     pieces: hir.as_ref().and_then(super::cache::pieces),
                     raw: hir.as_ref().and_then(super::literals::digit_required_strings),
                     whole: hir.as_ref().and_then(super::cache::whole_runs),
+                    first: hir.as_ref().filter(|h| super::cache::anchored(h)).and_then(super::cache::first_bytes),
                 });
             }
             CachePlan::new(unsafe_pats, &self.set_sources)
@@ -1229,6 +1231,8 @@ struct UnsafePattern {
     /// Digit strings one of which every match holds as a whole run
     /// (`cache::whole_runs`).
     whole: Option<Vec<Vec<u8>>>,
+    /// When anchored: the bytes a match begins with (`cache::first_bytes`).
+    first: Option<super::cache::ByteSet>,
 }
 
 /// An unsafe pattern that is not anchored, with what tells cheaply that a
@@ -1322,6 +1326,10 @@ struct CachePlan {
     singles: Vec<Single>,
     /// Per automaton: which pattern each of its strings belongs to.
     searches: Vec<(aho_corasick::AhoCorasick, Vec<usize>)>,
+    /// Per anchored pattern: the bytes its matches begin with. A mask whose
+    /// lines cannot begin so (ruff's `^UP\d{3}` against a line that begins
+    /// with a date) never needs it rerun: it matches none of them.
+    first: Vec<(usize, super::cache::ByteSet)>,
 }
 
 impl CachePlan {
@@ -1339,6 +1347,7 @@ impl CachePlan {
                 .build_many(srcs)
                 .expect("compiled in the whole set")
         };
+        let first = unsafe_pats.iter().filter_map(|u| Some((u.index, u.first?))).collect();
         let mut in_set = vec![u32::MAX; sources.len()];
         let mut anchored = Vec::new();
         let mut singles = Vec::new();
@@ -1374,14 +1383,18 @@ impl CachePlan {
             .enumerate()
             .filter(|(_, (strings, _))| !strings.is_empty())
             .map(|(ci, (strings, owners))| {
+                // A full DFA: every masked line a miss makes is walked
+                // byte by byte (overlapping), and the NFA's transitions
+                // took 7% of the scan of a grep listing.
                 let ac = aho_corasick::AhoCorasick::builder()
                     .ascii_case_insensitive(ci == 1)
+                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                     .build(&strings)
                     .expect("a few short strings");
                 (ac, owners)
             })
             .collect();
-        CachePlan { always, anchored, in_set, singles, searches }
+        CachePlan { always, anchored, in_set, singles, searches, first }
     }
 
     /// Whether `line` matches the unsafe patterns `recheck` as the cached
@@ -1426,6 +1439,14 @@ impl CachePlan {
         }
         out.sort_unstable();
         out.dedup();
+        let masked0 = masked.first().copied();
+        for (i, first) in &self.first {
+            if !super::cache::may_start(first, masked0) {
+                if let Ok(k) = out.binary_search(i) {
+                    out.remove(k);
+                }
+            }
+        }
     }
 }
 
