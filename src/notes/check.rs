@@ -14,11 +14,12 @@
 //!
 //! Invariants: `OK` is printed only for a file with no problem; every problem
 //! is one line and counts once in `STOP`; the exit status is 0 exactly when
-//! there is no problem. Headings are found by [`crate::notes::outline::outline`],
+//! there is no problem. Headings are found by the scan of [`crate::notes::outline`],
 //! the parser `outbox pack` uses, so a heading inside a code fence or an HTML
 //! comment does not count here either. Reading goes through [`crate::notes::files::read_notes`]:
 //! a FIFO or device is refused before it is opened, never waited on.
 
+use std::collections::HashSet;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,7 +27,7 @@ use std::process::ExitCode;
 use serde::Deserialize;
 
 use crate::notes::files::{display_path, note, read_notes, NotesError};
-use crate::notes::outline::{heading_title, outline};
+use crate::notes::outline::{heading_title, scan_sections, title_text};
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
@@ -68,16 +69,27 @@ fn title_key(s: &str) -> String {
 }
 
 /// The required headings (as [`required_title`] gives them) that `notes`
-/// lacks, in the order asked, each once.
+/// lacks, in the order asked, each once. Only the required titles are
+/// held while the headings are scanned, not every title of the file.
 pub fn missing_headings(notes: &[u8], required: &[String]) -> Vec<String> {
-    let present: std::collections::HashSet<String> =
-        outline(notes).sections.iter().map(|s| title_key(&s.title)).collect();
-    let mut seen = std::collections::HashSet::new();
-    required
+    let wanted: Vec<(String, String)> = required
         .iter()
-        .map(|r| required_title(r))
-        .filter(|r| !present.contains(&title_key(r)) && seen.insert(title_key(r)))
-        .collect()
+        .map(|r| {
+            let title = required_title(r);
+            let key = title_key(&title);
+            (title, key)
+        })
+        .collect();
+    let keys: HashSet<&str> = wanted.iter().map(|(_, k)| k.as_str()).collect();
+    let mut present: HashSet<String> = HashSet::new();
+    scan_sections(notes, |h| {
+        let key = title_key(&title_text(notes, h.title));
+        if keys.contains(key.as_str()) {
+            present.insert(key);
+        }
+    });
+    let mut seen = HashSet::new();
+    wanted.into_iter().filter(|(_, k)| !present.contains(k) && seen.insert(k.clone())).map(|(title, _)| title).collect()
 }
 
 /// The manifest schema. Unknown keys are errors, so a typo such as

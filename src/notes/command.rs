@@ -1,5 +1,8 @@
 //! `outbox pack` as a command: its options, then one file at a time: safe
-//! read, [`pack`], the packed bytes to stdout, the report lines to stderr.
+//! read, a [`Plan`], the packed bytes to stdout, the report lines to stderr.
+//! The output is written from the input slice by slice, never copied
+//! whole, and the full report is never built: memory stays about the
+//! file's size.
 //!
 //! Invariants: a file that cannot be used is reported and skipped, the
 //! others are still packed; with several files each gets a `==> FILE <==`
@@ -13,7 +16,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::notes::files::{display_path, note, read_notes};
-use crate::notes::pack::{pack, PackOptions, Unit};
+use crate::notes::pack::{PackOptions, Unit};
+use crate::notes::plan::Plan;
 
 /// Budget per file when `--budget` is not given: about 5,000 tokens of
 /// English, enough for a working set of notes without crowding out the
@@ -102,11 +106,11 @@ pub fn run(args: &PackFilesOptions) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let packed = pack(&bytes, &opts);
-        for (all, hit) in keep_matched.iter_mut().zip(&packed.report.keep_matched) {
+        let plan = Plan::new(&bytes, &opts);
+        for (all, hit) in keep_matched.iter_mut().zip(plan.keep_matched()) {
             *all |= *hit;
         }
-        packed_total = packed_total.saturating_add(packed.report.used);
+        packed_total = packed_total.saturating_add(plan.used());
         let written = (|| -> Result<(), Out> {
             // Headers depend on the argument count, not on which files could
             // be read, so a script's parsing does not change when one is
@@ -118,8 +122,12 @@ pub fn run(args: &PackFilesOptions) -> anyhow::Result<ExitCode> {
                 writeln!(out, "==> {shown} <==").map_err(out_err)?;
                 headers_written += 1;
             }
-            out.write_all(&packed.output).map_err(out_err)?;
-            if args.files.len() > 1 && !packed.output.is_empty() && !packed.output.ends_with(b"\n") {
+            let mut last = None;
+            plan.write_output(&bytes, |piece| {
+                last = piece.last().copied().or(last);
+                out.write_all(piece).map_err(out_err)
+            })?;
+            if args.files.len() > 1 && last.is_some_and(|b| b != b'\n') {
                 // Keep the next header on a line of its own.
                 out.write_all(b"\n").map_err(out_err)?;
             }
@@ -130,7 +138,7 @@ pub fn run(args: &PackFilesOptions) -> anyhow::Result<ExitCode> {
             Err(Out::BrokenPipe) => return Ok(ExitCode::SUCCESS),
             Err(Out::Failed(e)) => return Err(e).context("writing the packed notes to stdout"),
         }
-        for line in packed.report.stderr_lines(&shown) {
+        for line in plan.stderr_lines(&bytes, &shown) {
             note(&line);
         }
     }

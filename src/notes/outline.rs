@@ -208,7 +208,7 @@ fn comment_open_after(line: &[u8], mut open: bool) -> bool {
 }
 
 /// `<!-- notes-priority: VALUE -->`, spacing and case free.
-fn parse_marker(line: &[u8]) -> Marker {
+pub(crate) fn parse_marker(line: &[u8]) -> Marker {
     let text = String::from_utf8_lossy(trim_ascii_ws(line));
     let Some(inner) = text.strip_prefix("<!--").and_then(|t| t.strip_suffix("-->")) else {
         return Marker::None;
@@ -254,23 +254,25 @@ pub fn find_date(title: &str) -> Option<Date> {
     })
 }
 
-/// A heading found by [`headings`], with where its section starts.
-struct Heading {
+/// A heading found by [`scan`], with where its section starts.
+pub(crate) struct Heading {
     /// The marker line's start when there is one, else the heading's.
-    start: usize,
-    line: usize,
-    level: u8,
-    title: String,
-    marker: Marker,
+    pub start: usize,
+    /// 1-based line number of the heading.
+    pub line: usize,
+    pub level: u8,
+    /// The title's bytes in the input (decoded only when it is needed: a
+    /// file of a million headings must not become a million strings).
+    pub title: Range<usize>,
+    pub marker: Marker,
 }
 
-/// The ATX headings of `input[range]` that are neither inside a fenced
-/// code block nor inside an HTML comment, in order. `first_line` is the
-/// 1-based number of the line at `range.start`. The range must start
-/// outside any fence or comment (a section always does: sections start
-/// only at headings found here).
-fn headings(input: &[u8], range: Range<usize>, first_line: usize) -> Vec<Heading> {
-    let mut found = Vec::new();
+/// Calls `visit` with each ATX heading of `input[range]` that is neither
+/// inside a fenced code block nor inside an HTML comment, in order.
+/// `first_line` is the 1-based number of the line at `range.start`. The
+/// range must start outside any fence or comment (a section always does:
+/// sections start only at headings found here).
+pub(crate) fn scan(input: &[u8], range: Range<usize>, first_line: usize, mut visit: impl FnMut(Heading)) {
     let mut fence: Option<(u8, usize)> = None;
     let mut comment = false;
     // The previous line when it could be a marker: outside a fence and a
@@ -308,31 +310,55 @@ fn headings(input: &[u8], range: Range<usize>, first_line: usize) -> Vec<Heading
             },
             None => (Marker::None, start),
         };
-        let title = String::from_utf8_lossy(raw_title).into_owned();
-        found.push(Heading { start: span_start, line: first_line + no, level, title, marker });
+        // The title is a subslice of `text`; its offset is where it starts.
+        let at = start + (raw_title.as_ptr() as usize - text.as_ptr() as usize);
+        let title = at..at + raw_title.len();
+        visit(Heading { start: span_start, line: first_line + no, level, title, marker });
     }
-    found
 }
 
-/// Sections at `level` from `found`, tiling `..end` from the first one.
-fn sections_at(found: Vec<Heading>, level: u8, end: usize) -> Vec<Section> {
-    let mut sections: Vec<Section> = Vec::new();
-    for h in found.into_iter().filter(|h| h.level == level) {
-        if let Some(last) = sections.last_mut() {
+/// Calls `visit` with each `## ` heading of `input` (see [`outline`]).
+pub(crate) fn scan_sections(input: &[u8], mut visit: impl FnMut(Heading)) {
+    let from = if input.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
+    scan(input, from..input.len(), 1, |h| {
+        if h.level == 2 {
+            visit(h);
+        }
+    });
+}
+
+/// A title's bytes as text: lossy UTF-8.
+pub(crate) fn title_text(input: &[u8], title: Range<usize>) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&input[title])
+}
+
+/// Sections from headings at one level, each one ending where the next
+/// begins and the last at `end`; built as the headings come.
+struct Tiler<'a> {
+    input: &'a [u8],
+    end: usize,
+    sections: Vec<Section>,
+}
+
+impl Tiler<'_> {
+    fn push(&mut self, h: Heading) {
+        if let Some(last) = self.sections.last_mut() {
             last.span.end = h.start;
         }
-        let date = find_date(&h.title);
-        sections.push(Section { span: h.start..end, line: h.line, level, title: h.title, marker: h.marker, date });
+        let title = title_text(self.input, h.title).into_owned();
+        let date = find_date(&title);
+        let (line, level, marker) = (h.line, h.level, h.marker);
+        self.sections.push(Section { span: h.start..self.end, line, level, title, marker, date });
     }
-    sections
 }
 
 /// Splits `input` into a preamble and `## ` sections. Never fails: any
 /// bytes are Markdown to it. `#` and `###`-or-deeper headings stay inside
 /// the section (or preamble) they are in.
 pub fn outline(input: &[u8]) -> Outline {
-    let from = if input.starts_with(UTF8_BOM) { UTF8_BOM.len() } else { 0 };
-    let sections = sections_at(headings(input, from..input.len(), 1), 2, input.len());
+    let mut tiler = Tiler { input, end: input.len(), sections: Vec::new() };
+    scan_sections(input, |h| tiler.push(h));
+    let sections = tiler.sections;
     let preamble_end = sections.first().map_or(input.len(), |s| s.span.start);
     Outline { preamble: 0..preamble_end, sections }
 }
@@ -344,14 +370,34 @@ pub fn outline(input: &[u8]) -> Outline {
 /// the section has no deeper heading. Used to pack a section too large to
 /// keep whole; the pieces tile `section.span`.
 pub fn subsections(input: &[u8], section: &Section) -> Option<Outline> {
-    let span = section.span.clone();
+    let marked = section.marker != Marker::None;
+    subsections_of(input, section.span.clone(), section.line, section.level, marked)
+}
+
+/// [`subsections`] of the section at `span` whose heading, of `level`, is
+/// on `line`, after a marker line when `marked`.
+pub(crate) fn subsections_of(
+    input: &[u8],
+    span: Range<usize>,
+    line: usize,
+    level: u8,
+    marked: bool,
+) -> Option<Outline> {
     // The span starts at the marker line when there is one (any marker,
     // even an unknown one, belongs to its section), else at the heading.
-    let first_line = section.line - usize::from(section.marker != Marker::None);
-    let found: Vec<Heading> =
-        headings(input, span.clone(), first_line).into_iter().filter(|h| h.level > section.level).collect();
-    let level = found.iter().map(|h| h.level).min()?;
-    let sections = sections_at(found, level, span.end);
+    let first_line = line - usize::from(marked);
+    let mut found: Vec<Heading> = Vec::new();
+    scan(input, span.clone(), first_line, |h| {
+        if h.level > level {
+            found.push(h);
+        }
+    });
+    let sub = found.iter().map(|h| h.level).min()?;
+    let mut tiler = Tiler { input, end: span.end, sections: Vec::new() };
+    for h in found.into_iter().filter(|h| h.level == sub) {
+        tiler.push(h);
+    }
+    let sections = tiler.sections;
     let head_end = sections.first().map_or(span.end, |s| s.span.start);
     Some(Outline { preamble: span.start..head_end, sections })
 }

@@ -4,10 +4,14 @@
 //! is silent. This module cuts by section instead and names every drop.
 //!
 //! ```text
-//!  bytes ─► outline(): preamble + sections (byte spans, titles, markers, dates)   outline.rs
-//!        ─► pack():    claim the budget by priority, emit kept spans in file order  here
-//!        ─► report:    what was kept, dropped, kept in parts; the stderr lines      report.rs
-//!        ─► run():     one file at a time: safe read, stdout, report lines          command.rs, files.rs
+//!  bytes ─► scan():   `## ` headings outside fences and comments         outline.rs
+//!        ─► index:    a few bytes a section: start, line, marker, date  index.rs, column.rs
+//!        ─► Plan:     claim the budget by priority; too-large sections  plan.rs, parts.rs
+//!                     by their parts; kept spans in file order
+//!        ─► report:   what was kept, dropped, kept in parts; the        report.rs
+//!                     stderr lines
+//!        ─► run():    one file at a time: safe read, stdout, report     command.rs, files.rs
+//!        (pack() here: a Plan turned into bytes and a full report, for the library and tests)
 //! ```
 //!
 //! Invariants (checked by the property test at the bottom and the fuzz
@@ -39,7 +43,12 @@
 //! `Section > Subsection`. Headings inside code fences and HTML comments
 //! are not headings, so a part never splits a fence or a comment.
 
-use crate::notes::outline::{outline, subsections, Marker, Section};
+use std::convert::Infallible;
+
+use crate::notes::plan::Plan;
+// The tests below read the outline `pack` packs by.
+#[cfg(test)]
+use crate::notes::outline::outline;
 
 pub use crate::notes::report::{Class, PackReport, SectionOutcome};
 
@@ -93,212 +102,22 @@ pub struct Packed {
     pub report: PackReport,
 }
 
-/// Packs one file's bytes into `opts.budget`. Pure: no I/O.
+/// Packs one file's bytes into `opts.budget`. Pure: no I/O. The report
+/// holds every section, titles and all; `outbox pack` prints from the
+/// [`Plan`] instead, which holds a few bytes a section.
 pub fn pack(input: &[u8], opts: &PackOptions) -> Packed {
-    let mut outline = outline(input);
-    let unit = opts.unit;
-    let keep: Vec<String> = opts.keep.iter().map(|k| k.to_lowercase()).collect();
-    let mut keep_matched = vec![false; keep.len()];
-    let mut warnings = Vec::new();
-
-    if outline.sections.is_empty() {
-        // Nothing to choose between: the whole file fits or it does not.
-        let size = unit.measure(input);
-        let kept = size <= opts.budget;
-        let whole = SectionOutcome {
-            title: "(whole file)".into(),
-            line: 1,
-            span: 0..input.len(),
-            size,
-            class: Class::Normal,
-            kept,
-            parts: Vec::new(),
-        };
-        let report = PackReport {
-            unit,
-            budget: opts.budget,
-            used: if kept { size } else { 0 },
-            preamble: 0,
-            sections: vec![whole],
-            no_headings: true,
-            keep_matched,
-            warnings,
-        };
-        return Packed { output: if kept { input.to_vec() } else { Vec::new() }, report };
-    }
-
-    let mut outcomes: Vec<SectionOutcome> = Vec::with_capacity(outline.sections.len());
-    // The titles move to the outcomes (never both copies at once: a file
-    // of a million headings is a million titles).
-    for s in &mut outline.sections {
-        let lower = s.title.to_lowercase();
-        let mut by_keep = false;
-        for (k, hit) in keep.iter().zip(keep_matched.iter_mut()) {
-            if lower.contains(k.as_str()) {
-                *hit = true;
-                by_keep = true;
-            }
-        }
-        let class = match &s.marker {
-            _ if by_keep => Class::Pinned,
-            Marker::Pinned => Class::Pinned,
-            Marker::Fresh => Class::Fresh,
-            Marker::None => Class::Normal,
-            Marker::Unknown(v) => {
-                warnings.push(format!(
-                    "line {}: unknown `notes-priority: {v}` before section {:?}, treated as normal; use pinned or fresh",
-                    s.line.saturating_sub(1),
-                    crate::text::sanitize::display_str(&s.title).text
-                ));
-                Class::Normal
-            }
-        };
-        let size = unit.measure(&input[s.span.clone()]);
-        outcomes.push(SectionOutcome {
-            title: std::mem::take(&mut s.title),
-            line: s.line,
-            span: s.span.clone(),
-            size,
-            class,
-            kept: false,
-            parts: Vec::new(),
-        });
-    }
-
-    // Claiming order: pinned (file order), fresh (newest first: dated before
-    // undated, then later in the file first), the rest (file order).
-    let classes: Vec<Class> = outcomes.iter().map(|o| o.class).collect();
-    let order = claim_order(&classes, &outline.sections);
-
-    let preamble = unit.measure(&input[outline.preamble.clone()]);
-    let mut used = preamble;
-    for &i in &order {
-        let o = &mut outcomes[i];
-        if o.class == Class::Pinned || fits(used, o.size, opts.budget) {
-            o.kept = true;
-            used = used.saturating_add(o.size);
-        }
-    }
-    // Then what did not fit whole, by its parts, in the same order.
-    for &i in &order {
-        if !outcomes[i].kept {
-            let title = &outcomes[i].title;
-            outcomes[i].parts = pack_parts(input, &outline.sections[i], title, unit, opts.budget, &mut used);
-        }
-    }
-    drop(order);
-    let preamble_span = outline.preamble.clone();
-    drop(outline);
-
-    // Sized by what is kept (about the budget), not by the input.
-    let kept: usize =
-        outcomes.iter().flat_map(SectionOutcome::pieces).filter(|(_, p)| p.kept).map(|(_, p)| p.span.len()).sum();
-    let mut output = Vec::with_capacity(preamble_span.len() + kept);
-    output.extend_from_slice(&input[preamble_span]);
-    for o in outcomes.iter() {
-        for span in o.pieces().into_iter().filter(|(_, p)| p.kept).map(|(_, p)| p.span.clone()) {
-            output.extend_from_slice(&input[span]);
-        }
-    }
-    let report = PackReport {
-        unit,
-        budget: opts.budget,
-        used,
-        preamble,
-        sections: outcomes,
-        no_headings: false,
-        keep_matched,
-        warnings,
-    };
-    Packed { output, report }
-}
-
-fn fits(used: usize, size: usize, budget: usize) -> bool {
-    used.checked_add(size).is_some_and(|u| u <= budget)
-}
-
-/// Claiming order: pinned (file order), fresh (newest first: dated before
-/// undated, then later in the file first), the rest (file order).
-fn claim_order(classes: &[Class], sections: &[Section]) -> Vec<usize> {
-    let of = |c: Class| (0..classes.len()).filter(move |&i| classes[i] == c);
-    let mut fresh: Vec<usize> = of(Class::Fresh).collect();
-    fresh.sort_by(|&a, &b| sections[b].date.cmp(&sections[a].date).then(b.cmp(&a)));
-    of(Class::Pinned).chain(fresh).chain(of(Class::Normal)).collect()
-}
-
-/// `section`, which did not fit whole, packed by its parts into what is
-/// left of `budget` (see the module doc). Empty when it has no subsection,
-/// its heading part does not fit, or none of its subsections fits with it:
-/// the section stays dropped whole.
-fn pack_parts(
-    input: &[u8],
-    section: &Section,
-    title: &str,
-    unit: Unit,
-    budget: usize,
-    used: &mut usize,
-) -> Vec<SectionOutcome> {
-    let Some(sub) = subsections(input, section) else { return Vec::new() };
-    let head = unit.measure(&input[sub.preamble.clone()]);
-    if !fits(*used, head, budget) {
-        return Vec::new();
-    }
-    *used += head;
-    let mut parts = vec![SectionOutcome {
-        title: title.to_string(),
-        line: section.line,
-        span: sub.preamble.clone(),
-        size: head,
-        class: Class::Normal,
-        kept: true,
-        parts: Vec::new(),
-    }];
-    // Markers order the parts; only `## ` sections are kept past the budget.
-    let classes: Vec<Class> = sub
-        .sections
-        .iter()
-        .map(|s| match s.marker {
-            Marker::Pinned => Class::Pinned,
-            Marker::Fresh => Class::Fresh,
-            _ => Class::Normal,
-        })
-        .collect();
-    let order = claim_order(&classes, &sub.sections);
-    let mut children: Vec<SectionOutcome> = sub
-        .sections
-        .iter()
-        .zip(&classes)
-        .map(|(s, &class)| SectionOutcome {
-            title: s.title.clone(),
-            line: s.line,
-            span: s.span.clone(),
-            size: unit.measure(&input[s.span.clone()]),
-            // `Pinned` promises a place whatever the budget, which a part
-            // does not get: a pinned part is only claimed first.
-            class: if class == Class::Fresh { Class::Fresh } else { Class::Normal },
-            kept: false,
-            parts: Vec::new(),
-        })
-        .collect();
-    for &i in &order {
-        if fits(*used, children[i].size, budget) {
-            children[i].kept = true;
-            *used += children[i].size;
-        }
-    }
-    for &i in &order {
-        if !children[i].kept {
-            children[i].parts = pack_parts(input, &sub.sections[i], &sub.sections[i].title, unit, budget, used);
-        }
-    }
-    if children.iter().all(|c| !c.kept && c.parts.is_empty()) {
-        // A heading with none of its subsections is not worth its room:
-        // give it back, the section stays dropped whole.
-        *used -= head;
-        return Vec::new();
-    }
-    parts.extend(children);
-    parts
+    let plan = Plan::new(input, opts);
+    let mut len = 0;
+    let _ = plan.write_output(input, |b| -> Result<(), Infallible> {
+        len += b.len();
+        Ok(())
+    });
+    let mut output = Vec::with_capacity(len);
+    let _ = plan.write_output(input, |b| -> Result<(), Infallible> {
+        output.extend_from_slice(b);
+        Ok(())
+    });
+    Packed { output, report: plan.into_report(input) }
 }
 
 #[cfg(test)]

@@ -119,21 +119,112 @@ impl PackReport {
     /// The stderr lines for `file` (already made safe to print): the drop
     /// line always, first; then an overrun or no-heading note, warnings.
     pub fn stderr_lines(&self, file: &str) -> Vec<String> {
-        let unit = self.unit.name();
-        // One section at a time: the pieces of a million sections are
-        // never held at once, only the first few names.
-        let mut names: Vec<String> = Vec::new();
-        let mut dropped = 0usize;
-        for section in &self.sections {
-            for (within, s) in section.pieces().into_iter().filter(|(_, s)| !s.kept) {
-                dropped += 1;
-                if names.len() < MAX_NAMED {
-                    let mut name: Vec<String> = within.iter().map(|t| display_text(t)).collect();
-                    name.push(display_title(s));
-                    names.push(name.join(" > "));
-                }
+        let whole = self.no_headings.then(|| self.sections.iter().all(|s| s.kept));
+        let mut tally = Tally::new(self.unit, self.used, self.budget, self.preamble, whole);
+        for s in &self.sections {
+            tally.section(s);
+        }
+        for w in &self.warnings {
+            tally.warning(|| w.clone());
+        }
+        tally.lines(file)
+    }
+}
+
+/// What the stderr lines tell, gathered one section at a time, so that
+/// [`PackReport::stderr_lines`] and `outbox pack` (which never builds a
+/// `PackReport`, see [`crate::notes::plan`]) print the same bytes. Only
+/// what is printed is held: the first few names, and counts.
+pub(crate) struct Tally {
+    unit: Unit,
+    used: usize,
+    budget: usize,
+    preamble: usize,
+    /// For a file without headings: whether it was kept whole.
+    whole: Option<bool>,
+    dropped: usize,
+    names: Vec<String>,
+    pinned: usize,
+    pinned_size: usize,
+    in_parts: usize,
+    /// (name, size, parts kept, parts) of the first sections kept in parts.
+    in_parts_named: Vec<(String, usize, usize, usize)>,
+    warnings: usize,
+    warnings_named: Vec<String>,
+}
+
+impl Tally {
+    pub(crate) fn new(unit: Unit, used: usize, budget: usize, preamble: usize, whole: Option<bool>) -> Tally {
+        Tally {
+            unit,
+            used,
+            budget,
+            preamble,
+            whole,
+            dropped: 0,
+            names: Vec::new(),
+            pinned: 0,
+            pinned_size: 0,
+            in_parts: 0,
+            in_parts_named: Vec::new(),
+            warnings: 0,
+            warnings_named: Vec::new(),
+        }
+    }
+
+    /// A piece left out, in file order; `name` is asked only while names
+    /// are still printed.
+    pub(crate) fn dropped(&mut self, name: impl FnOnce() -> String) {
+        self.dropped += 1;
+        if self.names.len() < MAX_NAMED {
+            self.names.push(name());
+        }
+    }
+
+    /// A section pinned (by its marker or `--keep`) of `size`.
+    pub(crate) fn pinned(&mut self, size: usize) {
+        self.pinned += 1;
+        self.pinned_size += size;
+    }
+
+    pub(crate) fn warning(&mut self, text: impl FnOnce() -> String) {
+        self.warnings += 1;
+        if self.warnings_named.len() < MAX_NOTE_LINES {
+            self.warnings_named.push(text());
+        }
+    }
+
+    /// Everything about one section: its dropped pieces, whether it was
+    /// kept in parts, whether it was pinned.
+    pub(crate) fn section(&mut self, section: &SectionOutcome) {
+        for (within, s) in section.pieces().into_iter().filter(|(_, s)| !s.kept) {
+            self.dropped(|| {
+                let mut name: Vec<String> = within.iter().map(|t| display_text(t)).collect();
+                name.push(display_title(s));
+                name.join(" > ")
+            });
+        }
+        if !section.parts.is_empty() {
+            self.in_parts += 1;
+            if self.in_parts_named.len() < MAX_NOTE_LINES {
+                let pieces = section.pieces();
+                let kept = pieces.iter().filter(|(_, p)| p.kept).count() - 1;
+                self.in_parts_named.push((display_title(section), section.size, kept, pieces.len() - 1));
             }
         }
+        if section.class == Class::Pinned {
+            self.pinned(section.size);
+        }
+    }
+
+    fn overrun(&self) -> usize {
+        self.used.saturating_sub(self.budget)
+    }
+
+    pub(crate) fn lines(&self, file: &str) -> Vec<String> {
+        let unit = self.unit.name();
+        let names = &self.names;
+        let dropped = self.dropped;
         let mut line =
             format!("[outbox pack] {file}: {}/{} {unit}, dropped {dropped} sections", self.used, self.budget);
         if !names.is_empty() {
@@ -144,22 +235,21 @@ impl PackReport {
             line.push_str(&format!(", ... and {} more", dropped - names.len()));
         }
         let mut out = vec![line];
-        if self.no_headings {
+        if let Some(kept) = self.whole {
             out.push(format!(
                 "[outbox pack] {file}: no `## ` heading outside code fences, so it cannot be packed by section: \
                  treated as one unit ({}); add `## ` headings to pack it by section",
-                if self.sections.iter().all(|s| s.kept) { "it fits, kept whole" } else { "too large, dropped whole" }
+                if kept { "it fits, kept whole" } else { "too large, dropped whole" }
             ));
         }
         if self.overrun() > 0 {
-            let pinned: Vec<&SectionOutcome> = self.sections.iter().filter(|s| s.class == Class::Pinned).collect();
-            let pinned_size: usize = pinned.iter().map(|s| s.size).sum();
+            let (pinned, pinned_size) = (self.pinned, self.pinned_size);
             let mut what = Vec::new();
             if self.preamble > 0 {
                 what.push(format!("the preamble ({} {unit})", self.preamble));
             }
-            if !pinned.is_empty() {
-                what.push(format!("{} pinned/--keep section(s) ({pinned_size} {unit})", pinned.len()));
+            if pinned > 0 {
+                what.push(format!("{pinned} pinned/--keep section(s) ({pinned_size} {unit})"));
             }
             out.push(format!(
                 "[outbox pack] {file}: over budget by {} {unit}: {} kept whole, because instructions are never \
@@ -168,35 +258,34 @@ impl PackReport {
                 what.join(" and ")
             ));
         }
-        let in_parts = self.sections.iter().filter(|s| !s.parts.is_empty());
-        for s in in_parts.clone().take(MAX_NOTE_LINES) {
-            let pieces = s.pieces();
-            let kept = pieces.iter().filter(|(_, p)| p.kept).count() - 1;
+        for (name, size, kept, parts) in &self.in_parts_named {
             out.push(format!(
-                "[outbox pack] {file}: {} ({} {unit}) did not fit whole: kept its heading and {kept} of {} parts \
-                 below it (subsections, each whole)",
-                display_title(s),
-                s.size,
-                pieces.len() - 1
+                "[outbox pack] {file}: {name} ({size} {unit}) did not fit whole: kept its heading and {kept} of {parts} parts \
+                 below it (subsections, each whole)"
             ));
         }
-        let more = in_parts.count().saturating_sub(MAX_NOTE_LINES);
+        let more = self.in_parts.saturating_sub(MAX_NOTE_LINES);
         if more > 0 {
             out.push(format!("[outbox pack] {file}: ... and {more} more sections kept in parts"));
         }
-        out.extend(self.warnings.iter().take(MAX_NOTE_LINES).map(|w| format!("[outbox pack] {file}: {w}")));
-        if self.warnings.len() > MAX_NOTE_LINES {
-            out.push(format!("[outbox pack] {file}: ... and {} more warnings", self.warnings.len() - MAX_NOTE_LINES));
+        out.extend(self.warnings_named.iter().map(|w| format!("[outbox pack] {file}: {w}")));
+        if self.warnings > MAX_NOTE_LINES {
+            out.push(format!("[outbox pack] {file}: ... and {} more warnings", self.warnings - MAX_NOTE_LINES));
         }
         out
     }
 }
 
 fn display_title(s: &SectionOutcome) -> String {
-    if s.title.is_empty() {
-        format!("(untitled, line {})", s.line)
+    display_name(&s.title, s.line)
+}
+
+/// A section's name as printed: its title, or its line when it has none.
+pub(crate) fn display_name(title: &str, line: usize) -> String {
+    if title.is_empty() {
+        format!("(untitled, line {line})")
     } else {
-        display_text(&s.title)
+        display_text(title)
     }
 }
 

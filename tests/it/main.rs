@@ -21,6 +21,7 @@ mod kinds;
 mod layers;
 mod layouts;
 mod pack;
+mod pack_memory;
 mod props;
 mod secrets;
 mod settings;
