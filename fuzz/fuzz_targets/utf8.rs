@@ -21,7 +21,7 @@ fuzz_target!(|c: Case| {
     let leads = c.data.iter().filter(|&&b| (b as i8) >= -64).count() as u64;
     let nul = c.data.contains(&0);
     let lines = |t: &[u8]| t.iter().filter(|&&b| b == b'\n').count() as u64;
-    let plain = |t: &[u8], lead| ByteCounts { lead, newlines: lines(t), nul: t.contains(&0) };
+    let plain = |t: &[u8], lead| ByteCounts { lead, newlines: lines(t), nul: t.contains(&0), ascii: t.is_ascii() };
     assert_eq!(count_bytes(&c.data), plain(&c.data, leads), "count_bytes");
     assert_eq!(count_lead_bytes(&c.data), leads, "count_lead_bytes");
     // Every alignment of the SWAR words.

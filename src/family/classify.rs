@@ -543,13 +543,14 @@ impl Classifier {
         if !tally.caching || tally.cache.resting() {
             return self.classify_whole(lineno, &strip_ansi(line), tally, None);
         }
-        let Some(key) = crate::text::template::plain_mask_key(line) else {
+        let Some(mask) = crate::text::template::plain_mask(line) else {
             return self.classify_whole(lineno, &strip_ansi(line), tally, None);
         };
+        let key = mask.key;
         let plan = self.plan();
         if let Some(e) = tally.cache.get(key) {
             let agrees = e.recheck().is_empty()
-                || plan.agrees(e.recheck(), e.recheck_matched, line, &mut tally.scratch.rechecked);
+                || plan.agrees(e.recheck(), e.recheck_matched, line, mask.lone_digits, &mut tally.scratch.rechecked);
             if agrees {
                 tally.cache.hits += 1;
                 tally.cache.window.1 += 1;
@@ -1245,8 +1246,13 @@ struct Single {
 }
 
 impl Single {
-    fn is_match(&self, line: &[u8]) -> bool {
-        self.whole.as_ref().is_none_or(|w| w.iter().any(|d| super::cache::holds_whole_run(line, d)))
+    /// `lone_digits`: the line's whole runs of one digit (`text::template::Mask`).
+    fn is_match(&self, line: &[u8], lone_digits: u16) -> bool {
+        let holds = |d: &Vec<u8>| match d[..] {
+            [b] => lone_digits & (1 << (b - b'0')) != 0,
+            _ => super::cache::holds_whole_run(line, d),
+        };
+        self.whole.as_ref().is_none_or(|w| w.iter().any(holds))
             && self.strings.as_ref().is_none_or(|s| s.is_match(line))
             && self.re.is_match(line)
     }
@@ -1400,7 +1406,14 @@ impl CachePlan {
     /// Whether `line` matches the unsafe patterns `recheck` as the cached
     /// line did (bit `j` of `matched`: whether `recheck[j]` matched);
     /// `found` is scratch for the anchored set, made to size.
-    fn agrees(&self, recheck: &[u16], matched: u32, line: &[u8], found: &mut Option<PatternSet>) -> bool {
+    fn agrees(
+        &self,
+        recheck: &[u16],
+        matched: u32,
+        line: &[u8],
+        lone_digits: u16,
+        found: &mut Option<PatternSet>,
+    ) -> bool {
         let mut searched = false;
         recheck.iter().enumerate().all(|(j, &p)| {
             let at = self.in_set[p as usize];
@@ -1423,7 +1436,7 @@ impl CachePlan {
                 }
                 found.contains(PatternID::new_unchecked(k))
             } else {
-                self.singles[k].is_match(line)
+                self.singles[k].is_match(line, lone_digits)
             };
             now == (matched & (1 << j) != 0)
         })

@@ -234,21 +234,28 @@ pub fn code_key(code: &[u8]) -> u64 {
 /// eight plain bytes go in as one word and the others byte by byte. Both
 /// hash the same stream, so the key does not depend on the machine.
 pub fn mask_key(line: &[u8]) -> u64 {
-    mask(line).0
+    mask(line).0.key
+}
+
+/// A line's mask key with what the same pass learns about the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mask {
+    pub key: u64,
+    /// Bit `d`: the line holds the digit `d` as a whole run of one (the
+    /// `0` of `errors: 0`), which a cached classification's rechecks ask.
+    pub lone_digits: u16,
 }
 
 /// [`mask_key`] of a line without an escape byte (`0x1b`), None for one
 /// with: the classifier strips colour codes from such a line first, and
 /// looking for them in the same pass saves a search of every line.
-pub fn plain_mask_key(line: &[u8]) -> Option<u64> {
-    match mask(line) {
-        (key, false) => Some(key),
-        (_, true) => None,
-    }
+pub fn plain_mask(line: &[u8]) -> Option<Mask> {
+    let (mask, escape) = mask(line);
+    (!escape).then_some(mask)
 }
 
-/// The key, and whether the line holds an escape byte.
-fn mask(line: &[u8]) -> (u64, bool) {
+/// The mask, and whether the line holds an escape byte.
+fn mask(line: &[u8]) -> (Mask, bool) {
     #[cfg(target_arch = "x86_64")]
     if bmi2() {
         // SAFETY: BMI2 (and with it POPCNT's count) was detected at run time.
@@ -282,30 +289,74 @@ fn escape_in(w: u64) -> bool {
     zero_byte(w ^ (0x1b * LANES))
 }
 
-/// [`mask`] a word at a time without BMI2.
-fn mask_words(line: &[u8]) -> (u64, bool) {
-    let mut h = Hasher::new();
-    // Whether the last byte was a digit: the run goes on.
-    let mut run = false;
-    let mut escape = false;
-    let mut words = line.chunks_exact(8);
-    for c in &mut words {
-        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        escape |= escape_in(w);
-        if plain_word(w) {
-            h.word(w);
-            run = false;
-        } else {
-            for &b in c {
-                h.masked_byte(b, &mut run);
+/// The masking pass's state between bytes and words.
+struct Masking {
+    h: Hasher,
+    /// The last byte was a digit: the run goes on.
+    run: bool,
+    /// The run going on is one digit so far: that digit.
+    single: Option<u8>,
+    lone: u16,
+    escape: bool,
+}
+
+impl Masking {
+    fn new() -> Masking {
+        Masking { h: Hasher::new(), run: false, single: None, lone: 0, escape: false }
+    }
+
+    /// The run before ends here, or goes on (`next_is_digit`).
+    fn settle(&mut self, next_is_digit: bool) {
+        if let Some(d) = self.single.take() {
+            if !next_is_digit {
+                self.lone |= 1 << (d - b'0');
             }
         }
     }
-    for &b in words.remainder() {
-        escape |= b == 0x1b;
-        h.masked_byte(b, &mut run);
+
+    fn byte(&mut self, b: u8) {
+        self.escape |= b == 0x1b;
+        let digit = b.is_ascii_digit();
+        if digit {
+            let starts = !self.run;
+            self.settle(true);
+            if starts {
+                self.single = Some(b);
+            }
+        } else {
+            self.settle(false);
+        }
+        self.h.masked_byte(b, &mut self.run);
     }
-    (h.finish(), escape)
+
+    /// Eight bytes without a digit.
+    fn plain(&mut self, w: u64) {
+        self.settle(false);
+        self.h.word(w);
+        self.run = false;
+    }
+
+    fn finish(mut self) -> (Mask, bool) {
+        self.settle(false);
+        (Mask { key: self.h.finish(), lone_digits: self.lone }, self.escape)
+    }
+}
+
+/// [`mask`] a word at a time without BMI2.
+fn mask_words(line: &[u8]) -> (Mask, bool) {
+    let mut m = Masking::new();
+    let mut words = line.chunks_exact(8);
+    for c in &mut words {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        if plain_word(w) {
+            m.escape |= escape_in(w);
+            m.plain(w);
+        } else {
+            c.iter().for_each(|&b| m.byte(b));
+        }
+    }
+    words.remainder().iter().for_each(|&b| m.byte(b));
+    m.finish()
 }
 
 /// [`mask`] with `pext`: per eight bytes, the digits' bit mask, the run
@@ -315,45 +366,49 @@ fn mask_words(line: &[u8]) -> (u64, bool) {
 /// portable path takes byte by byte: that was 22% of their scan.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2,popcnt")]
-fn mask_bmi2(line: &[u8]) -> (u64, bool) {
+fn mask_bmi2(line: &[u8]) -> (Mask, bool) {
     use std::arch::x86_64::{_pdep_u64, _pext_u64};
-    let mut h = Hasher::new();
-    let mut run = false;
-    let mut escape = false;
+    let mut m = Masking::new();
     let mut words = line.chunks_exact(8);
     for c in &mut words {
         let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        escape |= escape_in(w);
         // A byte 0xfe or 0xff is escaped, two bytes for one: the byte path
         // (never in UTF-8 text).
         if zero_byte(!w & (0xfe * LANES)) {
-            for &b in c {
-                h.masked_byte(b, &mut run);
-            }
+            c.iter().for_each(|&b| m.byte(b));
             continue;
         }
+        m.escape |= escape_in(w);
         // High bits cleared, the sums carry into no other byte (see
         // `plain_word`); bytes from 0x80 up are never digits.
         let low = w & !HIGH;
         let digits = low.wrapping_add(0x50 * LANES) & !low.wrapping_add(0x46 * LANES) & !w & HIGH;
         let d = _pext_u64(digits, HIGH);
         if d == 0 {
-            h.word(w);
-            run = false;
+            m.plain(w);
             continue;
         }
-        let starts = d & !((d << 1) | u64::from(run));
+        m.settle(d & 1 != 0);
+        let starts = d & !((d << 1) | u64::from(m.run));
+        // Runs of one digit that end inside the word; one at its last byte
+        // is settled by the next byte.
+        let mut ones = starts & !(d >> 1) & 0x7f;
+        while ones != 0 {
+            let at = ones.trailing_zeros();
+            m.lone |= 1 << ((w >> (8 * at)) as u8 - b'0');
+            ones &= ones - 1;
+        }
+        if starts & 0x80 != 0 {
+            m.single = Some((w >> 56) as u8);
+        }
+        m.run = d & 0x80 != 0;
         let keep = (!d | starts) & 0xff;
-        run = d & 0x80 != 0;
         let marks = _pdep_u64(starts, LANES) * 0xff;
         let packed = _pext_u64(w | marks, _pdep_u64(keep, LANES) * 0xff);
-        h.packed(packed, keep.count_ones());
+        m.h.packed(packed, keep.count_ones());
     }
-    for &b in words.remainder() {
-        escape |= b == 0x1b;
-        h.masked_byte(b, &mut run);
-    }
-    (h.finish(), escape)
+    words.remainder().iter().for_each(|&b| m.byte(b));
+    m.finish()
 }
 
 /// Eight ASCII bytes, none a digit.
@@ -592,16 +647,30 @@ mod tests {
         }
     }
 
-    /// Both ways of computing the key hash the same stream: lines of
-    /// every byte class at every alignment, runs across word edges.
+    /// Both ways of computing the key hash the same stream and find the
+    /// same lone digits: lines of every byte class at every alignment,
+    /// runs across word edges.
     #[test]
     fn the_word_path_and_the_bmi2_path_agree() {
-        let alphabet = b"ab1 2\xff\xfe\x80\xfd9\x00/:\x1b";
+        let alphabet = b"ab1 2\xff\xfe\x80\xfd9\x00/:\x1b0";
+        let lone = |l: &[u8]| {
+            let mut set = 0u16;
+            for (i, &b) in l.iter().enumerate() {
+                let digit = |k: Option<usize>| k.and_then(|k| l.get(k)).is_some_and(u8::is_ascii_digit);
+                if b.is_ascii_digit() && !digit(i.checked_sub(1)) && !digit(Some(i + 1)) {
+                    set |= 1 << (b - b'0');
+                }
+            }
+            set
+        };
         let mut x = 0x0bad_cafe_u32;
         for n in 0..20000usize {
             let line: Vec<u8> = (0..n % 75).map(|_| alphabet[xorshift(&mut x) as usize % alphabet.len()]).collect();
-            assert_eq!(mask(&line), mask_words(&line), "{line:?}");
-            assert_eq!(plain_mask_key(&line).is_none(), line.contains(&0x1b));
+            let (m, escape) = mask(&line);
+            assert_eq!((m, escape), mask_words(&line), "{line:?}");
+            assert_eq!(escape, line.contains(&0x1b));
+            assert_eq!(m.lone_digits, lone(&line), "{line:?}");
+            assert_eq!(plain_mask(&line).is_none(), escape);
         }
         let digits: Vec<u8> = (0..64).map(|i| if i % 3 == 0 { b'x' } else { b'7' }).collect();
         for from in 0..16 {

@@ -25,6 +25,8 @@ pub struct ByteCounts {
     pub newlines: u64,
     /// Whether a NUL byte was seen ("is this binary?").
     pub nul: bool,
+    /// Whether every byte is ASCII (then valid UTF-8 without a check).
+    pub ascii: bool,
 }
 
 /// Lead bytes, newlines and NUL in one pass: the scanner used to walk each
@@ -52,6 +54,7 @@ unsafe fn count_avx2(bytes: &[u8]) -> ByteCounts {
     let newline = _mm256_set1_epi8(b'\n' as i8);
     let zero = _mm256_setzero_si256();
     let mut nul = zero;
+    let mut high = zero;
     let (mut cont, mut lines) = (0u64, 0u64);
     let mut words = bytes.chunks_exact(32);
     let total_words = words.len();
@@ -65,6 +68,7 @@ unsafe fn count_avx2(bytes: &[u8]) -> ByteCounts {
             c = _mm256_sub_epi8(c, _mm256_cmpgt_epi8(limit, v));
             n = _mm256_sub_epi8(n, _mm256_cmpeq_epi8(v, newline));
             nul = _mm256_or_si256(nul, _mm256_cmpeq_epi8(v, zero));
+            high = _mm256_or_si256(high, v);
         }
         cont += sum_lanes(_mm256_sad_epu8(c, zero));
         lines += sum_lanes(_mm256_sad_epu8(n, zero));
@@ -75,6 +79,7 @@ unsafe fn count_avx2(bytes: &[u8]) -> ByteCounts {
         lead: words_len - cont + rest.lead,
         newlines: lines + rest.newlines,
         nul: rest.nul || _mm256_movemask_epi8(nul) != 0,
+        ascii: rest.ascii && _mm256_movemask_epi8(high) == 0,
     }
 }
 
@@ -103,9 +108,11 @@ fn count_swar(bytes: &[u8]) -> ByteCounts {
     let mut cont: u64 = 0;
     let mut lines: u64 = 0;
     let mut zero: u64 = 0;
+    let mut high: u64 = 0;
     let mut words = bytes.chunks_exact(8);
     for w in words.by_ref() {
         let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        high |= x & HI;
         cont += (x & !(x << 1) & HI).count_ones() as u64;
         zero |= x.wrapping_sub(LO) & !x & HI;
         let y = x ^ NL;
@@ -114,7 +121,12 @@ fn count_swar(bytes: &[u8]) -> ByteCounts {
     let rest = words.remainder();
     cont += rest.iter().filter(|&&b| (b as i8) < -64).count() as u64;
     lines += rest.iter().filter(|&&b| b == b'\n').count() as u64;
-    ByteCounts { lead: bytes.len() as u64 - cont, newlines: lines, nul: zero != 0 || rest.contains(&0) }
+    ByteCounts {
+        lead: bytes.len() as u64 - cont,
+        newlines: lines,
+        nul: zero != 0 || rest.contains(&0),
+        ascii: high == 0 && rest.is_ascii(),
+    }
 }
 
 /// Lossy character count of a complete byte string (no carry).
@@ -181,8 +193,17 @@ impl CharCounter {
         if bytes.is_empty() {
             return (self.chars - before, newlines);
         }
+        // Counted first: an ASCII block (most logs) needs no validation.
+        let counts = count_bytes(bytes);
+        if counts.ascii {
+            self.add(counts);
+            return (self.chars - before, newlines + counts.newlines);
+        }
         match simdutf8::compat::from_utf8(bytes) {
-            Ok(_) => newlines += self.count_valid(bytes),
+            Ok(_) => {
+                self.add(counts);
+                newlines += counts.newlines;
+            }
             Err(e) if e.error_len().is_none() => {
                 // The incomplete sequence at the end holds no newline.
                 let (valid, rest) = bytes.split_at(e.valid_up_to());
@@ -201,9 +222,14 @@ impl CharCounter {
     /// Counts valid UTF-8; returns its newlines.
     fn count_valid(&mut self, valid: &[u8]) -> u64 {
         let c = count_bytes(valid);
+        self.add(c);
+        c.newlines
+    }
+
+    /// The counts of valid UTF-8.
+    fn add(&mut self, c: ByteCounts) {
         self.chars += c.lead;
         self.nul |= c.nul;
-        c.newlines
     }
 
     /// Ends the stream: a pending incomplete sequence is one U+FFFD.
@@ -328,8 +354,8 @@ mod tests {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         // Past 255 words, where the SIMD lanes are folded into totals.
         for len in [0usize, 7, 8, 31, 32, 63, 64, 65, 96, 127, 300, 1000, 255 * 32, 255 * 32 + 1, 20_000] {
-            for _ in 0..30 {
-                let bytes: Vec<u8> = (0..len)
+            for round in 0..30 {
+                let mut bytes: Vec<u8> = (0..len)
                     .map(|_| {
                         rng ^= rng << 13;
                         rng ^= rng >> 7;
@@ -338,10 +364,19 @@ mod tests {
                         [b'a', 0x80, 0xbf, 0xc3, 0xe3, b'\n', 0x7f, 0xff, 0x8a, (rng >> 40) as u8][(rng % 10) as usize]
                     })
                     .collect();
+                // Every other round ASCII, but for one byte in one round of
+                // three (at its end, past the SIMD words, or anywhere).
+                if round % 2 == 0 {
+                    bytes.iter_mut().for_each(|b| *b &= 0x7f);
+                    if round % 3 == 0 && len > 0 {
+                        bytes[(rng as usize) % len] = 0xc3;
+                    }
+                }
                 let plain = ByteCounts {
                     lead: bytes.iter().filter(|&&b| (b as i8) >= -64).count() as u64,
                     newlines: bytes.iter().filter(|&&b| b == b'\n').count() as u64,
                     nul: bytes.contains(&0),
+                    ascii: bytes.is_ascii(),
                 };
                 assert_eq!(count_bytes(&bytes), plain, "{bytes:?}");
                 assert_eq!(count_swar(&bytes), plain, "{bytes:?}");
@@ -349,7 +384,7 @@ mod tests {
         }
         let mut nul_late = vec![b'x'; 200];
         nul_late[150] = 0;
-        assert_eq!(count_bytes(&nul_late), ByteCounts { lead: 200, newlines: 0, nul: true });
+        assert_eq!(count_bytes(&nul_late), ByteCounts { lead: 200, newlines: 0, nul: true, ascii: true });
         // Every byte a newline: each lane reaches 255 before it is folded.
         let all = vec![b'\n'; 255 * 32 * 3 + 17];
         assert_eq!(count_bytes(&all).newlines, all.len() as u64);
