@@ -457,24 +457,7 @@ fn run_measured(store: &Store, args: &[&str], input: &Path, stdout_path: &Path) 
         .stdin(fs::File::open(input).unwrap())
         .stdout(fs::File::create(stdout_path).unwrap())
         .stderr(std::process::Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let status_file = format!("/proc/{}/status", child.id());
-    let started = std::time::Instant::now();
-    let mut peak = 0u64;
-    loop {
-        let hwm = fs::read_to_string(&status_file).ok().and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        });
-        peak = peak.max(hwm.unwrap_or(0));
-        if let Some(st) = child.try_wait().unwrap() {
-            return (st.code().unwrap_or(-1), peak);
-        }
-        if started.elapsed() > std::time::Duration::from_secs(300) {
-            let _ = child.kill();
-            panic!("outbox did not end within 300 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    crate::util::peak_rss_kib(cmd.spawn().unwrap())
 }
 
 /// `--format json` on a document far larger than what is folded in memory

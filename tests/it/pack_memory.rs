@@ -12,10 +12,9 @@ use std::process::{Command, Stdio};
 
 use crate::util;
 
-/// Runs `outbox ARGS` and returns its exit status and peak RSS in bytes
-/// (`VmHWM`, read until it exits, as `hostile.rs` measures).
+/// Runs `outbox ARGS` and returns its exit status and peak RSS in bytes.
 fn peak_rss(args: &[&str], dir: &Path) -> (i32, u64) {
-    let mut child = Command::new(util::bin())
+    let child = Command::new(util::bin())
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -23,23 +22,8 @@ fn peak_rss(args: &[&str], dir: &Path) -> (i32, u64) {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn outbox");
-    let status_file = format!("/proc/{}/status", child.id());
-    let started = std::time::Instant::now();
-    let mut peak_kib = 0u64;
-    loop {
-        let hwm = fs::read_to_string(&status_file).ok().and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        });
-        peak_kib = peak_kib.max(hwm.unwrap_or(0));
-        if let Some(st) = child.try_wait().unwrap() {
-            return (st.code().unwrap_or(-1), peak_kib << 10);
-        }
-        if started.elapsed() > std::time::Duration::from_secs(300) {
-            let _ = child.kill();
-            panic!("outbox {args:?} did not end within 300 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let (code, kib) = util::peak_rss_kib(child);
+    (code, kib << 10)
 }
 
 #[test]

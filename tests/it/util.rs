@@ -116,3 +116,26 @@ pub fn pty() -> (std::fs::File, std::fs::File) {
     }
     unsafe { (std::fs::File::from_raw_fd(master), std::fs::File::from_raw_fd(slave)) }
 }
+
+/// Waits for `child` (an outbox run) and returns its exit code and peak RSS
+/// in KiB: `VmHWM` read from /proc every 5 ms until it exits (the high-water
+/// mark, so a late read still sees the peak). Fails after 300 s.
+pub fn peak_rss_kib(mut child: std::process::Child) -> (i32, u64) {
+    let status_file = format!("/proc/{}/status", child.id());
+    let started = std::time::Instant::now();
+    let mut peak = 0u64;
+    loop {
+        let hwm = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        });
+        peak = peak.max(hwm.unwrap_or(0));
+        if let Some(st) = child.try_wait().unwrap() {
+            return (st.code().unwrap_or(-1), peak);
+        }
+        if started.elapsed() > std::time::Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("outbox did not end within 300 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
