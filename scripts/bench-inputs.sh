@@ -13,6 +13,19 @@ gen() {
 import random, sys
 kind, mib, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rnd = random.Random(20261202)
+
+def repeat(chunk, cut, closing):
+    """Whole copies of chunk up to mib MiB, then (cut) the part of one more
+    that fits, then the closing line."""
+    target = mib << 20
+    with open(path, "wb") as f:
+        n = 0
+        while n + len(chunk) <= target:
+            f.write(chunk)
+            n += len(chunk)
+        if cut:
+            f.write(chunk[: target - n])
+        f.write(closing)
 if kind in ("server", "unique"):
     import re
     logs = [open(f"tests/fixtures/families/server/{n}.out", "rb").read().splitlines(keepends=True)
@@ -30,15 +43,7 @@ if kind in ("server", "unique"):
         def word():
             return bytes(rnd.choice(letters) for _ in range(8))
         lines = [l.replace(b" ", b" " + word() + b" ", 1) for l in lines]
-    chunk = b"".join(lines)
-    target = mib << 20
-    with open(path, "wb") as f:
-        n = 0
-        while n + len(chunk) <= target:
-            f.write(chunk)
-            n += len(chunk)
-        f.write(chunk[: target - n])
-        f.write(b"\nsummary: 1 request FAILED, run finished\n")
+    repeat(b"".join(lines), True, b"\nsummary: 1 request FAILED, run finished\n")
     sys.exit(0)
 every = 10 if kind.endswith("10") else 1000
 lines = []
@@ -53,14 +58,7 @@ for i in range(20000):
             lines.append(f"2026-12-02T10:{i%60:02}:{i%59:02}Z ERROR worker={rnd.randrange(64)} request {rnd.randrange(10**9)} failed: upstream timeout\n")
         else:
             lines.append(f"2026-12-02T10:{i%60:02}:{i%59:02}Z INFO worker={rnd.randrange(64)} request {rnd.randrange(10**9)} served in {rnd.randrange(1000)} ms\n")
-chunk = "".join(lines).encode()
-target = mib << 20
-with open(path, "wb") as f:
-    n = 0
-    while n + len(chunk) <= target:
-        f.write(chunk)
-        n += len(chunk)
-    f.write(b"summary: 1 request FAILED, run finished\n")
+repeat("".join(lines).encode(), False, b"summary: 1 request FAILED, run finished\n")
 PY
 }
 

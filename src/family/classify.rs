@@ -540,10 +540,8 @@ impl Classifier {
         // Colour codes would hide `error:` from patterns written for plain
         // text: lines with an escape reach here through the prefilter's
         // `\x1b[` branch and are classified without them (and uncached).
-        if !tally.caching || tally.cache.resting() {
-            return self.classify_whole(lineno, &strip_ansi(line), tally, None);
-        }
-        let Some(mask) = crate::text::template::plain_mask(line) else {
+        let cached = tally.caching && !tally.cache.resting();
+        let Some(mask) = cached.then(|| crate::text::template::plain_mask(line)).flatten() else {
             return self.classify_whole(lineno, &strip_ansi(line), tally, None);
         };
         let key = mask.key;

@@ -203,18 +203,23 @@ impl Plan {
         self.unit.measure(&input[self.index.span(i)])
     }
 
-    /// The warning for section `i`, when it has a marker with a value we
-    /// do not know (and no `--keep` pinned it anyway).
-    fn warning(&self, input: &[u8], i: usize) -> Option<String> {
-        if self.index.marker_kind(i) != MarkerKind::Unknown || class_of(self.decisions[i]) == Class::Pinned {
-            return None;
-        }
-        let Marker::Unknown(v) = self.index.marker(input, i) else { return None };
-        Some(format!(
-            "line {}: unknown `notes-priority: {v}` before section {:?}, treated as normal; use pinned or fresh",
+    /// Whether section `i` is warned about: a marker with a value we do not
+    /// know (and no `--keep` pinned it anyway).
+    fn warns(&self, i: usize) -> bool {
+        self.index.marker_kind(i) == MarkerKind::Unknown && class_of(self.decisions[i]) != Class::Pinned
+    }
+
+    /// The warning for section `i` (see [`Plan::warns`]).
+    fn warning(&self, input: &[u8], i: usize) -> String {
+        let value = match self.index.marker(input, i) {
+            Marker::Unknown(v) => v,
+            _ => String::new(),
+        };
+        format!(
+            "line {}: unknown `notes-priority: {value}` before section {:?}, treated as normal; use pinned or fresh",
             self.index.line(i).saturating_sub(1),
             crate::text::sanitize::display_str(&self.index.title(input, i)).text
-        ))
+        )
     }
 
     /// Size of the output in the budget's unit.
@@ -262,12 +267,10 @@ impl Plan {
                 tally.pinned(self.size(input, i));
             }
         }
-        for i in 0..self.index.len() {
-            if self.index.marker_kind(i) == MarkerKind::Unknown {
-                if let Some(w) = self.warning(input, i) {
-                    tally.warning(|| w);
-                }
-            }
+        // Made only for the warnings that are named (a file may hold a
+        // million unknown markers).
+        for i in (0..self.index.len()).filter(|&i| self.warns(i)) {
+            tally.warning(|| self.warning(input, i));
         }
         tally.lines(file)
     }
@@ -300,7 +303,7 @@ impl Plan {
                 })
                 .collect(),
         };
-        let warnings = (0..self.index.len()).filter_map(|i| self.warning(input, i)).collect();
+        let warnings = (0..self.index.len()).filter(|&i| self.warns(i)).map(|i| self.warning(input, i)).collect();
         PackReport {
             unit: self.unit,
             budget: self.budget,

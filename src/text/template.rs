@@ -379,11 +379,7 @@ fn mask_bmi2(line: &[u8]) -> (Mask, bool) {
             continue;
         }
         m.escape |= escape_in(w);
-        // High bits cleared, the sums carry into no other byte (see
-        // `plain_word`); bytes from 0x80 up are never digits.
-        let low = w & !HIGH;
-        let digits = low.wrapping_add(0x50 * LANES) & !low.wrapping_add(0x46 * LANES) & !w & HIGH;
-        let d = _pext_u64(digits, HIGH);
+        let d = _pext_u64(digit_bytes(w), HIGH);
         if d == 0 {
             m.plain(w);
             continue;
@@ -413,12 +409,16 @@ fn mask_bmi2(line: &[u8]) -> (Mask, bool) {
 
 /// Eight ASCII bytes, none a digit.
 fn plain_word(w: u64) -> bool {
-    // With every byte below 0x80 the sums carry into no other byte: the
-    // high bit of `w + 0x50` is set from b'0' up, that of `w + 0x46` above
-    // b'9'.
-    let from_zero = w.wrapping_add(0x50 * LANES);
-    let above_nine = w.wrapping_add(0x46 * LANES);
-    w & HIGH == 0 && from_zero & !above_nine & HIGH == 0
+    w & HIGH == 0 && digit_bytes(w) == 0
+}
+
+/// The high bit of each byte of `w` that is an ASCII digit. With the high
+/// bits cleared the sums carry into no other byte: the high bit of `x +
+/// 0x50` is set from b'0' up, that of `x + 0x46` above b'9'; bytes from
+/// 0x80 up are never digits.
+fn digit_bytes(w: u64) -> u64 {
+    let low = w & !HIGH;
+    low.wrapping_add(0x50 * LANES) & !low.wrapping_add(0x46 * LANES) & !w & HIGH
 }
 
 /// A word-at-a-time multiply-xorshift hash over a stream of bytes and

@@ -205,9 +205,13 @@ impl CharCounter {
                 newlines += counts.newlines;
             }
             Err(e) if e.error_len().is_none() => {
-                // The incomplete sequence at the end holds no newline.
-                let (valid, rest) = bytes.split_at(e.valid_up_to());
-                newlines += self.count_valid(valid);
+                // The block's counts less its incomplete end (at most three
+                // bytes, no newline, no NUL): a block of CJK text ends inside
+                // a character two times in three, and counting it again
+                // cost a pass.
+                let rest = &bytes[e.valid_up_to()..];
+                self.add(ByteCounts { lead: counts.lead - count_swar(rest).lead, ..counts });
+                newlines += counts.newlines;
                 self.set_carry(rest);
             }
             Err(_) => {
@@ -217,13 +221,6 @@ impl CharCounter {
             }
         }
         (self.chars - before, newlines)
-    }
-
-    /// Counts valid UTF-8; returns its newlines.
-    fn count_valid(&mut self, valid: &[u8]) -> u64 {
-        let c = count_bytes(valid);
-        self.add(c);
-        c.newlines
     }
 
     /// The counts of valid UTF-8.
