@@ -77,7 +77,7 @@ fn stages(cr: &mut Criterion) {
     g.throughput(Throughput::Bytes(bytes as u64));
     g.sample_size(10);
     g.bench_function("mask_key", |b| {
-        b.iter(|| signals.iter().map(|l| template::mask_key(black_box(l))).fold(0, u64::wrapping_add))
+        b.iter(|| signals.iter().map(|l| outbox::text::mask::mask_key(black_box(l))).fold(0, u64::wrapping_add))
     });
     g.bench_function("template_key", |b| {
         b.iter(|| signals.iter().map(|l| template::key(black_box(l))).fold(0, u64::wrapping_add))

@@ -1,5 +1,5 @@
 //! Classifying once per mask: what the classifier concluded about a line is
-//! kept by the line's *mask* (`text::template::mask_key`: the line with each
+//! kept by the line's *mask* (`text::mask::mask_key`: the line with each
 //! maximal run of ASCII digits as one marker) and reused for the next line
 //! of that mask, where it cannot differ.
 //!

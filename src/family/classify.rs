@@ -541,7 +541,7 @@ impl Classifier {
         // text: lines with an escape reach here through the prefilter's
         // `\x1b[` branch and are classified without them (and uncached).
         let cached = tally.caching && !tally.cache.resting();
-        let Some(mask) = cached.then(|| crate::text::template::plain_mask(line)).flatten() else {
+        let Some(mask) = cached.then(|| crate::text::mask::plain_mask(line)).flatten() else {
             return self.classify_whole(lineno, &strip_ansi(line), tally, None);
         };
         let key = mask.key;
@@ -1244,7 +1244,7 @@ struct Single {
 }
 
 impl Single {
-    /// `lone_digits`: the line's whole runs of one digit (`text::template::Mask`).
+    /// `lone_digits`: the line's whole runs of one digit (`text::mask::Mask`).
     fn is_match(&self, line: &[u8], lone_digits: u16) -> bool {
         let holds = |d: &Vec<u8>| match d[..] {
             [b] => lone_digits & (1 << (b - b'0')) != 0,

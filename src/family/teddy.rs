@@ -39,6 +39,12 @@ pub struct Search {
     fps: Vec<Vec<u8>>,
     /// Indexes into `fps` per bucket.
     buckets: [Vec<u16>; BUCKETS],
+    /// Each bucket's fingerprints as little-endian words and the mask of
+    /// their bytes, one table in bucket order (`words[bucket_at[b]..
+    /// bucket_at[b + 1]]`): a check of four bytes is one load, an OR and
+    /// a compare per fingerprint.
+    words: Vec<(u32, u32)>,
+    bucket_at: [u16; BUCKETS + 1],
     /// `[group * WIDTH + position]`: buckets 0–7 are group 0's bits, 8–15
     /// group 1's.
     lo: [[u8; 16]; 2 * WIDTH],
@@ -132,7 +138,26 @@ impl Search {
         for t in hi.iter_mut() {
             *t = std::array::from_fn(|h| t[h | 2]);
         }
-        Search { fps, buckets, lo, hi, first, starts, start_rows, start_non_ascii, exact, simd: simd() }
+        let mut words = Vec::with_capacity(fps.len());
+        let mut bucket_at = [0u16; BUCKETS + 1];
+        for (b, ids) in buckets.iter().enumerate() {
+            words.extend(ids.iter().map(|&i| fingerprint_word(&fps[i as usize])));
+            bucket_at[b + 1] = words.len() as u16;
+        }
+        Search {
+            fps,
+            buckets,
+            words,
+            bucket_at,
+            lo,
+            hi,
+            first,
+            starts,
+            start_rows,
+            start_non_ascii,
+            exact,
+            simd: simd(),
+        }
     }
 
     /// Whether a line starting with `line` is a candidate by its start.
@@ -189,6 +214,19 @@ impl Search {
     /// Whether a fingerprint of one of `buckets` starts at `p`.
     #[inline]
     fn confirm(&self, hay: &[u8], p: usize, mut buckets: u16) -> bool {
+        if let Some(w) = hay.get(p..p + WIDTH) {
+            let w = u32::from_le_bytes(w.try_into().expect("WIDTH bytes")) | 0x2020_2020;
+            while buckets != 0 {
+                let b = buckets.trailing_zeros() as usize;
+                buckets &= buckets - 1;
+                let fps = &self.words[self.bucket_at[b] as usize..self.bucket_at[b + 1] as usize];
+                if fps.iter().any(|&(f, mask)| w & mask == f) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        // Near the end: byte by byte.
         while buckets != 0 {
             let b = buckets.trailing_zeros() as usize;
             buckets &= buckets - 1;
@@ -354,6 +392,16 @@ fn simd() -> Simd {
         }
     }
     Simd::None
+}
+
+/// A folded fingerprint as a little-endian word, and the mask of its bytes
+/// (a short one matches whatever follows it).
+fn fingerprint_word(fp: &[u8]) -> (u32, u32) {
+    let mut word = [0u8; WIDTH];
+    let mut mask = [0u8; WIDTH];
+    word[..fp.len()].copy_from_slice(fp);
+    mask[..fp.len()].fill(0xff);
+    (u32::from_le_bytes(word), u32::from_le_bytes(mask))
 }
 
 /// A bucket for each fingerprint: greedily the one whose tables grow least

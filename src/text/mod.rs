@@ -7,6 +7,7 @@
 //! (`file`: never blocking, regular files only, capped).
 
 pub mod file;
+pub mod mask;
 pub mod redraw;
 pub mod sanitize;
 pub mod secrets;
