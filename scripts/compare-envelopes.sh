@@ -17,7 +17,7 @@ home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 run() {
     rm -rf "$home/store" && mkdir "$home/store"
-    OUTBOX_HOME="$home/store" "$1" --budget "$2" < "$3" > "$4" 2>&1 || true
+    OUTBOX_DIR="$home/store" "$1" --budget "$2" < "$3" > "$4" 2>&1 || true
 }
 differ=0 same=0
 for f in "$@"; do
