@@ -349,6 +349,8 @@ impl Scanner {
             self.close_open(false);
         }
         self.close_block();
+        self.signals.settle();
+        self.listing.settle();
         self.fill_pending_locations();
         self.layouts.finish();
     }

@@ -186,15 +186,20 @@ pub struct Group {
     /// Line numbers of the first `FIRST_LINENOS` hits counted.
     pub first_linenos: Vec<u64>,
     pub first: Kept,
-    /// The latest hit, once there are two.
+    /// The latest hit, once there are two (see `last_pending`).
     pub last: Option<Kept>,
+    /// The latest hit's line number while its copy is only in the recent
+    /// ring: it is moved here when the ring lets it go, or copied by
+    /// `settle`. Every hit was copied twice (its group's last and the
+    /// ring) where most are overwritten before the end.
+    last_pending: Option<u64>,
     /// Where the group is in the keeper's min-heap of counts.
     heap_at: usize,
 }
 
 impl Group {
     pub fn last_lineno(&self) -> u64 {
-        self.last.as_ref().unwrap_or(&self.first).line.lineno
+        self.last_pending.unwrap_or_else(|| self.last.as_ref().unwrap_or(&self.first).line.lineno)
     }
 
     /// The count is the number of the kind's hits in the whole input.
@@ -403,12 +408,44 @@ impl SignalKeeper {
             self.first_hit = Some(Kept::new(lineno, body, severity, key));
         }
         self.spread_hit(lineno, body, severity, key);
-        if self.recent.len() == self.recent_cap {
-            let mut old = self.recent.pop_front().expect("full ring");
-            old.set(lineno, body, severity, key);
-            self.recent.push_back(old);
+        let spare = if self.recent.len() == self.recent_cap {
+            let old = self.recent.pop_front().expect("full ring");
+            self.let_go(old)
         } else {
-            self.recent.push_back(Kept::new(lineno, body, severity, key));
+            None
+        };
+        match spare {
+            Some(mut k) => {
+                k.set(lineno, body, severity, key);
+                self.recent.push_back(k);
+            }
+            None => self.recent.push_back(Kept::new(lineno, body, severity, key)),
+        }
+    }
+
+    /// A hit leaving the recent ring: moved to its group when it is the
+    /// group's pending last line (the group's older copy comes back, to be
+    /// reused), else given back.
+    fn let_go(&mut self, old: Kept) -> Option<Kept> {
+        let Some(&i) = self.group_of.get(&old.kind) else { return Some(old) };
+        let g = &mut self.groups[i];
+        if g.last_pending != Some(old.line.lineno) {
+            return Some(old);
+        }
+        g.last_pending = None;
+        g.last.replace(old)
+    }
+
+    /// Copies the group's last lines still pending from the recent ring:
+    /// before anything reads the groups.
+    pub fn settle(&mut self) {
+        for g in &mut self.groups {
+            let Some(n) = g.last_pending.take() else { continue };
+            let k = self.recent.iter().rev().find(|k| k.line.lineno == n).expect("a pending last line is in the ring");
+            match g.last.as_mut() {
+                Some(last) => last.clone_from(k),
+                None => g.last = Some(k.clone()),
+            }
         }
     }
 
@@ -420,10 +457,7 @@ impl SignalKeeper {
             if g.first_linenos.len() < FIRST_LINENOS {
                 g.first_linenos.push(lineno);
             }
-            match g.last.as_mut() {
-                Some(k) => k.set(lineno, body, severity, key),
-                None => g.last = Some(Kept::new(lineno, body, severity, key)),
-            }
+            g.last_pending = Some(lineno);
             let at = g.heap_at;
             self.sift_down(at);
             self.latest_group = Some(i);
@@ -442,6 +476,7 @@ impl SignalKeeper {
                 first_linenos: vec![lineno],
                 first: Kept::new(lineno, body, severity, key),
                 last: None,
+                last_pending: None,
                 heap_at: self.heap.len(),
             });
             self.heap.push(i);
@@ -463,6 +498,7 @@ impl SignalKeeper {
             g.first_linenos.push(lineno);
             g.first.set(lineno, body, severity, key);
             g.last = None;
+            g.last_pending = None;
             self.sift_down(0);
             i
         };
@@ -753,6 +789,40 @@ mod tests {
         assert!(!re.is_match(b"terror"));
         assert!(!re.is_match(b"thread 'main' panicked"));
         assert!(re.is_match(b"panic: oops"));
+    }
+
+    /// A group's last line is held by the recent ring until the ring lets
+    /// it go: after `settle` every group has its kind's true last hit,
+    /// whatever the ring's size, with the block attached to it.
+    #[test]
+    fn a_groups_last_line_survives_the_recent_ring() {
+        let mut x = 0x9e37_79b9_u32;
+        for cap in [1, 2, 3, 8] {
+            let mut k = SignalKeeper::new(cap, 64);
+            let mut truth: HashMap<u64, (u64, String)> = HashMap::new();
+            for lineno in 1..2000u64 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                // Few kinds, unevenly often: some stay pending long.
+                let kind = ["alpha", "beta", "gamma", "delta"][(x % 7).min(3) as usize];
+                let text = format!("error: {kind} failed at {lineno}");
+                let severity = if x.is_multiple_of(5) { Severity::Warning } else { Severity::Error };
+                let key = group_key(template::code_key(kind.as_bytes()), severity);
+                k.offer_with(lineno, LineBody::Whole(text.as_bytes()), severity, Kind::code(kind.as_bytes()));
+                let block = format!("  at {lineno}\n");
+                k.attach_block(lineno, block.as_bytes(), &[lineno + 1], 0, (None, None), || None);
+                truth.insert(key, (lineno, text));
+            }
+            k.settle();
+            for g in k.groups() {
+                let (lineno, text) = &truth[&g.kind];
+                let last = g.last.as_ref().unwrap_or(&g.first);
+                assert_eq!((g.last_lineno(), last.line.lineno), (*lineno, *lineno), "cap {cap}");
+                assert_eq!(head_of(last.line.body()), text.as_bytes());
+                assert_eq!(last.block, format!("  at {lineno}\n").as_bytes());
+            }
+        }
     }
 
     #[test]
