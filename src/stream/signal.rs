@@ -234,6 +234,35 @@ const GROUPS_PER_SAMPLE: usize = 3;
 /// Kinds remembered in input order for the run history.
 const KINDS_REMEMBERED: usize = 64;
 
+/// The most recent hits, oldest first from `oldest` once full; a new hit
+/// overwrites the oldest in place.
+#[derive(Debug, Default)]
+struct Ring {
+    items: Vec<Kept>,
+    oldest: usize,
+}
+
+impl Ring {
+    /// Oldest to newest.
+    fn iter(&self) -> impl DoubleEndedIterator<Item = &Kept> + '_ {
+        let (newer, older) = self.items.split_at(self.oldest);
+        older.iter().chain(newer)
+    }
+
+    fn newest_at(&self) -> Option<usize> {
+        let n = self.items.len();
+        (n > 0).then(|| (self.oldest + n - 1) % n)
+    }
+
+    fn newest(&self) -> Option<&Kept> {
+        self.newest_at().map(|i| &self.items[i])
+    }
+
+    fn newest_mut(&mut self) -> Option<&mut Kept> {
+        self.newest_at().map(|i| &mut self.items[i])
+    }
+}
+
 #[derive(Debug)]
 pub struct SignalKeeper {
     hits: u64,
@@ -243,7 +272,7 @@ pub struct SignalKeeper {
     /// bytes), and of what kind.
     early: Vec<(u64, u64)>,
     early_cap: usize,
-    recent: VecDeque<Kept>,
+    recent: Ring,
     recent_cap: usize,
     /// (line number, kind) of the latest hits, as many as the tail can
     /// show lines: which of the tail's lines are signal lines, beyond the
@@ -288,7 +317,7 @@ impl SignalKeeper {
             by_severity: [0; 2],
             early: Vec::new(),
             early_cap: 0,
-            recent: VecDeque::with_capacity(recent),
+            recent: Ring::default(),
             recent_cap: recent.max(1),
             last_hits: VecDeque::new(),
             last_hits_cap: recent.max(1),
@@ -408,32 +437,29 @@ impl SignalKeeper {
             self.first_hit = Some(Kept::new(lineno, body, severity, key));
         }
         self.spread_hit(lineno, body, severity, key);
-        let spare = if self.recent.len() == self.recent_cap {
-            let old = self.recent.pop_front().expect("full ring");
-            self.let_go(old)
-        } else {
-            None
-        };
-        match spare {
-            Some(mut k) => {
-                k.set(lineno, body, severity, key);
-                self.recent.push_back(k);
+        if self.recent.items.len() < self.recent_cap {
+            self.recent.items.push(Kept::new(lineno, body, severity, key));
+            return;
+        }
+        // The oldest slot takes the hit, in place: a `Kept` is large, and
+        // moving it out of and into a deque was 2% of a server log's scan.
+        let oldest = self.recent.oldest;
+        self.recent.oldest = (oldest + 1) % self.recent.items.len();
+        let (kind, n) = (self.recent.items[oldest].kind, self.recent.items[oldest].line.lineno);
+        if let Some(&i) = self.group_of.get(&kind) {
+            let g = &mut self.groups[i];
+            // The group's pending last line leaves the ring: it becomes the
+            // group's, and the group's older copy takes the slot.
+            if g.last_pending == Some(n) {
+                g.last_pending = None;
+                let slot = &mut self.recent.items[oldest];
+                match g.last.as_mut() {
+                    Some(last) => std::mem::swap(last, slot),
+                    None => g.last = Some(std::mem::replace(slot, Kept::new(lineno, body, severity, key))),
+                }
             }
-            None => self.recent.push_back(Kept::new(lineno, body, severity, key)),
         }
-    }
-
-    /// A hit leaving the recent ring: moved to its group when it is the
-    /// group's pending last line (the group's older copy comes back, to be
-    /// reused), else given back.
-    fn let_go(&mut self, old: Kept) -> Option<Kept> {
-        let Some(&i) = self.group_of.get(&old.kind) else { return Some(old) };
-        let g = &mut self.groups[i];
-        if g.last_pending != Some(old.line.lineno) {
-            return Some(old);
-        }
-        g.last_pending = None;
-        g.last.replace(old)
+        self.recent.items[oldest].set(lineno, body, severity, key);
     }
 
     /// Copies the group's last lines still pending from the recent ring:
@@ -441,7 +467,7 @@ impl SignalKeeper {
     pub fn settle(&mut self) {
         for g in &mut self.groups {
             let Some(n) = g.last_pending.take() else { continue };
-            let k = self.recent.iter().rev().find(|k| k.line.lineno == n).expect("a pending last line is in the ring");
+            let k = self.recent.items.iter().find(|k| k.line.lineno == n).expect("a pending last line is in the ring");
             match g.last.as_mut() {
                 Some(last) => last.clone_from(k),
                 None => g.last = Some(k.clone()),
@@ -600,7 +626,7 @@ impl SignalKeeper {
         let group = self.latest_group.map(|i| &mut self.groups[i]);
         let group_copies = group.into_iter().flat_map(|g| std::iter::once(&mut g.first).chain(g.last.as_mut()));
         let copies =
-            group_copies.chain(self.spread.last_mut()).chain(self.recent.back_mut()).chain(self.first_hit.as_mut());
+            group_copies.chain(self.spread.last_mut()).chain(self.recent.newest_mut()).chain(self.first_hit.as_mut());
         for k in copies.filter(|k| k.line.lineno == lineno) {
             k.block.clear();
             k.block.extend_from_slice(block);
@@ -618,7 +644,7 @@ impl SignalKeeper {
     /// `attach_block`), with the rule to find it.
     pub fn pending_locations(&mut self) -> impl Iterator<Item = &mut Kept> + '_ {
         let groups = self.groups.iter_mut().flat_map(|g| std::iter::once(&mut g.first).chain(g.last.as_mut()));
-        self.recent.iter_mut().chain(groups).chain(self.first_hit.as_mut()).filter(|k| k.location_rule.is_some())
+        self.recent.items.iter_mut().chain(groups).chain(self.first_hit.as_mut()).filter(|k| k.location_rule.is_some())
     }
 
     /// The most recent hits (a superset of the signal lines among the
@@ -679,7 +705,7 @@ impl SignalKeeper {
         // A spread sample after every few lasts: groups tell the most per
         // line, samples where in the input the hits are.
         let mixed = interleave(lasts.into_iter().map(|l| l.0), spread, GROUPS_PER_SAMPLE);
-        let second_round = self.recent.back().into_iter().chain(mixed).chain(self.recent.iter().rev());
+        let second_round = self.recent.newest().into_iter().chain(mixed).chain(self.recent.iter().rev());
         let mut taken: HashSet<u64> = HashSet::new();
         let mut all: Vec<(bool, &Kept)> = first_round
             .into_iter()

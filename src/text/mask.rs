@@ -309,14 +309,15 @@ const SLACK: usize = 128;
 /// The masked stream: a buffer on the stack, hashed [`Fold`] by fold
 /// when it fills and at the end.
 struct Stream {
-    buf: [u8; ROOM + SLACK],
+    /// Past `ROOM + SLACK`: the 32 bytes `finish` reads past the end.
+    buf: [u8; ROOM + SLACK + 32],
     len: usize,
     hash: Fold,
 }
 
 impl Stream {
     fn new() -> Stream {
-        Stream { buf: [0; ROOM + SLACK], len: 0, hash: Fold::new() }
+        Stream { buf: [0; ROOM + SLACK + 32], len: 0, hash: Fold::new() }
     }
 
     /// Hashes what fills whole folds when the buffer holds `ROOM` bytes or
@@ -351,8 +352,13 @@ impl Stream {
         self.len += n;
     }
 
+    /// The buffer's 32 bytes past the last whole fold are read whatever
+    /// `len` is (the bytes past it masked off): no copy of the rest.
     fn finish(&mut self) -> u64 {
-        self.hash.finish(&self.buf[..self.len])
+        let whole = self.len - self.len % 32;
+        self.hash.folds(&self.buf[..whole]);
+        let rest = self.buf[whole..whole + 32].try_into().expect("32 bytes");
+        self.hash.finish(rest, self.len - whole)
     }
 }
 
@@ -399,20 +405,22 @@ impl Fold {
         self.lanes = [x, y];
     }
 
-    /// The hash, with the last bytes of the stream (fewer than 32 after
-    /// `folds`, or all of a short stream).
-    fn finish(&mut self, rest: &[u8]) -> u64 {
-        let whole = rest.len() - rest.len() % 32;
-        self.folds(&rest[..whole]);
-        let rest = &rest[whole..];
-        let mut last = [0u8; 32];
-        last[..rest.len()].copy_from_slice(rest);
-        let len = self.len + rest.len() as u64;
+    /// The hash, with the stream's last `n` bytes (fewer than 32), the
+    /// first `n` of `rest`.
+    fn finish(&mut self, rest: &[u8; 32], n: usize) -> u64 {
+        let word = |i: usize| {
+            let w = u64::from_le_bytes(rest[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+            let keep = n.saturating_sub(8 * i).min(8);
+            if keep == 8 {
+                w
+            } else {
+                w & ((1u64 << (8 * keep)) - 1)
+            }
+        };
+        let len = self.len + n as u64;
         let [x, y] = self.lanes;
-        let (a, b) = halves(&last[..16]);
-        let (p, q) = halves(&last[16..]);
-        let x = fold(a ^ MIX_A, b ^ x);
-        let y = fold(p ^ MIX_B, q ^ y);
+        let x = fold(word(0) ^ MIX_A, word(1) ^ x);
+        let y = fold(word(2) ^ MIX_B, word(3) ^ y);
         fold(x ^ len.rotate_left(32) ^ MIX_B, y ^ len ^ MIX_LEN)
     }
 }
