@@ -1,4 +1,5 @@
-//! Text, the leaf layer: counting characters of lossy UTF-8, making
+//! Text, the leaf layer: counting characters of lossy UTF-8 (and mapping
+//! the newlines in the same pass, `newlines`), making
 //! untrusted bytes safe to print (one list of unsafe characters), shortening
 //! with the one cut marker, line shapes (variable parts folded), line
 //! templates (the kinds of signal lines), redrawn
@@ -7,6 +8,7 @@
 //! (`file`: never blocking, regular files only, capped).
 
 pub mod file;
+pub mod newlines;
 pub mod redraw;
 pub mod sanitize;
 pub mod secrets;
