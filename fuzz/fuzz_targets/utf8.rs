@@ -1,11 +1,11 @@
 //! The streaming character counter, fed in arbitrary splits, counts what
-//! `String::from_utf8_lossy` decodes, and the newlines in the same pass;
-//! so does the one-shot `count_chars`.
+//! `String::from_utf8_lossy` decodes, and the newlines in the same pass
+//! (marking where they are when asked); so does the one-shot `count_chars`.
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use outbox::text::utf8::{count_bytes, count_chars, count_lead_bytes, ByteCounts, CharCounter};
+use outbox::text::utf8::{count_bytes, count_chars, count_lead_bytes, count_marking, ByteCounts, CharCounter};
 use outbox_fuzz::lossy_chars;
 
 #[derive(Arbitrary, Debug)]
@@ -24,6 +24,14 @@ fuzz_target!(|c: Case| {
     let plain = |t: &[u8], lead| ByteCounts { lead, newlines: lines(t), nul: t.contains(&0), ascii: t.is_ascii() };
     assert_eq!(count_bytes(&c.data), plain(&c.data, leads), "count_bytes");
     assert_eq!(count_lead_bytes(&c.data), leads, "count_lead_bytes");
+    let marks_of = |t: &[u8]| {
+        let mut m = vec![0u64; t.len().div_ceil(64)];
+        t.iter().enumerate().filter(|&(_, &b)| b == b'\n').for_each(|(i, _)| m[i / 64] |= 1 << (i % 64));
+        m
+    };
+    let mut marks = vec![0u64; c.data.len().div_ceil(64)];
+    assert_eq!(count_marking(&c.data, &mut marks), plain(&c.data, leads), "count_marking");
+    assert_eq!(marks, marks_of(&c.data), "count_marking's marks");
     // Every alignment of the SWAR words.
     for k in 1..c.data.len().min(40) {
         let t = &c.data[k..];
@@ -37,7 +45,10 @@ fuzz_target!(|c: Case| {
     let mut pos = 0;
     for &s in &c.sizes {
         let end = (pos + s as usize).min(c.data.len());
-        let (chars, lines) = cc.feed_lines(&c.data[pos..end]);
+        let piece = &c.data[pos..end];
+        let mut marks = vec![0u64; piece.len().div_ceil(64)];
+        let (chars, lines) = cc.feed_marking(piece, &mut marks);
+        assert_eq!(marks, marks_of(piece), "feed_marking's marks at {pos}");
         completed += chars;
         newlines += lines;
         pos = end;

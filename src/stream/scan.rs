@@ -24,6 +24,7 @@ use crate::stream::layout::{Layout, Layouts};
 use crate::stream::line::{LineBody, StoredLine};
 use crate::stream::signal::{Kind, SignalKeeper};
 use crate::stream::tail::{strip_cr, TailRing};
+use crate::text::newlines::NewlineMap;
 use crate::text::utf8::CharCounter;
 
 /// An open line is kept contiguous (so the regex sees it whole) up to here.
@@ -124,6 +125,9 @@ pub struct Scanner {
     literal: Option<Arc<FirstPass>>,
     /// Candidate line starts of the region being searched (reused).
     candidates: Vec<usize>,
+    /// Where the region's newlines are, marked by the pass that counts
+    /// them, for the family scan (reused).
+    region_newlines: NewlineMap,
     /// Family knowledge, when the run uses it: which matching lines are
     /// signals, of what severity, and which lines after them belong to them.
     families: Option<Families>,
@@ -255,6 +259,7 @@ impl Scanner {
             signal: Arc::new(cfg.signal.clone()),
             literal: None,
             candidates: Vec::new(),
+            region_newlines: NewlineMap::default(),
             families: None,
             kind_code: Vec::new(),
             layouts: Layouts::new(),
@@ -515,8 +520,13 @@ impl Scanner {
     /// Complete lines wholly inside one block: whole-block operations only.
     fn scan_region(&mut self, region: &[u8]) {
         let first = self.newlines + 1;
-        // One pass counts the lines and the characters.
-        let (_, count) = self.chars.feed_lines(region);
+        // One pass counts the lines and the characters, and marks where
+        // the lines end for the family scan, which walks them.
+        let marks = match self.literal {
+            Some(_) => self.region_newlines.clear_for(region.len()),
+            None => &mut [],
+        };
+        let (_, count) = self.chars.feed_marking(region, marks);
         self.layouts.region(region, first);
         self.search_region(region, first);
         if let Some(fam) = self.families.as_mut().filter(|f| f.leads) {
@@ -578,25 +588,27 @@ impl Scanner {
     /// of the first pass's fingerprints or starting with bytes a line-start
     /// literal can begin (one SIMD pass over the whole region, see
     /// `family::teddy`), and lines holding an escape byte; only they are
-    /// matched against the combined regex.
+    /// matched against the combined regex. Their starts, ends and numbers
+    /// are looked up in the newlines the counting pass marked (see
+    /// `text::newlines`), not searched for again.
     fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass) {
         let mut cands = std::mem::take(&mut self.candidates);
+        let newlines = std::mem::take(&mut self.region_newlines);
         cands.clear();
         if fp.starts_candidate(region) {
             cands.push(0);
         }
         // Colour codes can split any literal: a line holding an escape
         // byte is a candidate.
-        cands.extend(memchr_iter(0x1b, region).map(|at| memrchr(b'\n', &region[..at]).map_or(0, |k| k + 1)));
+        cands.extend(memchr_iter(0x1b, region).map(|at| newlines.line_start(at)));
         let anchored = cands.len();
         // One candidate per line: after a hit the search goes on from the
         // next line.
         let mut at = 0;
         while let Some(hit) = fp.find(region, at) {
-            let start = memrchr(b'\n', &region[at..hit]).map_or(at, |k| at + k + 1);
-            cands.push(start);
-            match memchr(b'\n', &region[hit..]) {
-                Some(k) => at = hit + k + 1,
+            cands.push(newlines.line_start(hit));
+            match newlines.next(hit) {
+                Some(end) => at = end + 1,
                 None => break,
             }
         }
@@ -621,7 +633,7 @@ impl Scanner {
                     None => break,
                 }
             };
-            let end = start + memchr(b'\n', &region[start..]).expect("a region ends with a newline");
+            let end = newlines.next(start).expect("a region ends with a newline");
             let line = strip_cr(&region[start..end]);
             // A candidate goes straight to the classifier, whose pattern
             // set says whether it matches at all: running the combined
@@ -631,13 +643,14 @@ impl Scanner {
             }
             let matched = cands.get(next) == Some(&start);
             if matched || walking {
-                lineno += memchr_iter(b'\n', &region[counted..start]).count() as u64;
+                lineno += newlines.count(counted, start);
                 counted = start;
                 self.visit(lineno, LineBody::Whole(line), matched, Before(region, start));
             }
             pos = end + 1;
         }
         self.candidates = cands;
+        self.region_newlines = newlines;
     }
 
     /// What lines are matched with: `cfg.signal`, or with families the

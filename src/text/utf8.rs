@@ -33,21 +33,51 @@ pub struct ByteCounts {
 /// block once for newlines and once for characters.
 #[inline]
 pub fn count_bytes(bytes: &[u8]) -> ByteCounts {
-    #[cfg(target_arch = "x86_64")]
-    if bytes.len() >= 64 && std::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was detected at run time.
-        return unsafe { count_avx2(bytes) };
-    }
-    count_swar(bytes)
+    count_marking(bytes, &mut [])
 }
 
-/// `count_bytes`, 32 bytes an instruction. Matches are summed in byte
-/// lanes (a compare yields -1, subtracted) and folded into 64-bit totals
-/// every 255 rounds, before a lane can overflow: no per-word popcount
-/// chain, so the loop runs at load speed.
+/// As [`count_bytes`], and where the newlines are: each `\n`'s bit (bit
+/// `i % 64` of word `i / 64`, as in `newlines::NewlineMap`) is set in
+/// `marks`, which is empty (nothing is marked) or zeroed with a word for
+/// every 64 bytes. Marking in the counting pass costs a store a block
+/// where a pass of its own would read the bytes again.
+#[inline]
+pub fn count_marking(bytes: &[u8], marks: &mut [u64]) -> ByteCounts {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= 64 && avx2() {
+        // SAFETY: AVX2 was detected at run time.
+        return unsafe { count_avx2(bytes, marks) };
+    }
+    count_swar(bytes, marks)
+}
+
+/// Whether AVX2 may be used: detected, and not turned off with
+/// `OUTBOX_SIMD=none` (which tests the word-at-a-time path on any machine).
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::is_x86_feature_detected!("avx2") && std::env::var_os("OUTBOX_SIMD").is_none_or(|v| v != "none")
+    })
+}
+
+/// ORs `bits`, the marks of the bytes from `at` on, into `marks` (nothing
+/// when `marks` is empty). The bits stay within one word: `at` is a
+/// multiple of their count.
+#[inline]
+fn mark(marks: &mut [u64], at: usize, bits: u64) {
+    if let Some(word) = marks.get_mut(at / 64) {
+        *word |= bits << (at % 64);
+    }
+}
+
+/// `count_marking`, 64 bytes a round of two 32-byte instructions. Matches
+/// are summed in byte lanes (a compare yields -1, subtracted) and folded
+/// into 64-bit totals every 127 rounds, before a lane can overflow: no
+/// per-word popcount chain, so the loop runs at load speed.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn count_avx2(bytes: &[u8]) -> ByteCounts {
+unsafe fn count_avx2(bytes: &[u8], marks: &mut [u64]) -> ByteCounts {
     use std::arch::x86_64::*;
     // A continuation byte is one below -64 as a signed byte.
     let limit = _mm256_set1_epi8(-64);
@@ -56,27 +86,32 @@ unsafe fn count_avx2(bytes: &[u8]) -> ByteCounts {
     let mut nul = zero;
     let mut high = zero;
     let (mut cont, mut lines) = (0u64, 0u64);
-    let mut words = bytes.chunks_exact(32);
-    let total_words = words.len();
-    let mut left = total_words;
-    while left > 0 {
-        let round = left.min(255);
-        left -= round;
+    let mut blocks = bytes.chunks_exact(64);
+    let total_blocks = blocks.len();
+    let mut done = 0;
+    while done < total_blocks {
+        // A lane gains at most two a round: 254 fit in a byte.
+        let round = (total_blocks - done).min(127);
         let (mut c, mut n) = (zero, zero);
-        for w in words.by_ref().take(round) {
-            let v = _mm256_loadu_si256(w.as_ptr() as *const __m256i);
-            c = _mm256_sub_epi8(c, _mm256_cmpgt_epi8(limit, v));
-            n = _mm256_sub_epi8(n, _mm256_cmpeq_epi8(v, newline));
-            nul = _mm256_or_si256(nul, _mm256_cmpeq_epi8(v, zero));
-            high = _mm256_or_si256(high, v);
+        for (i, b) in blocks.by_ref().take(round).enumerate() {
+            let lo = _mm256_loadu_si256(b.as_ptr() as *const __m256i);
+            let hi = _mm256_loadu_si256(b[32..].as_ptr() as *const __m256i);
+            let (nl_lo, nl_hi) = (_mm256_cmpeq_epi8(lo, newline), _mm256_cmpeq_epi8(hi, newline));
+            c = _mm256_sub_epi8(c, _mm256_add_epi8(_mm256_cmpgt_epi8(limit, lo), _mm256_cmpgt_epi8(limit, hi)));
+            n = _mm256_sub_epi8(n, _mm256_add_epi8(nl_lo, nl_hi));
+            nul = _mm256_or_si256(nul, _mm256_cmpeq_epi8(_mm256_min_epu8(lo, hi), zero));
+            high = _mm256_or_si256(high, _mm256_or_si256(lo, hi));
+            let (m_lo, m_hi) = (_mm256_movemask_epi8(nl_lo) as u32, _mm256_movemask_epi8(nl_hi) as u32);
+            mark(marks, (done + i) * 64, m_lo as u64 | (m_hi as u64) << 32);
         }
+        done += round;
         cont += sum_lanes(_mm256_sad_epu8(c, zero));
         lines += sum_lanes(_mm256_sad_epu8(n, zero));
     }
-    let rest = count_swar(words.remainder());
-    let words_len = (total_words * 32) as u64;
+    let rest = count_swar(blocks.remainder(), marks.get_mut(total_blocks..).unwrap_or_default());
+    let blocks_len = (total_blocks * 64) as u64;
     ByteCounts {
-        lead: words_len - cont + rest.lead,
+        lead: blocks_len - cont + rest.lead,
         newlines: lines + rest.newlines,
         nul: rest.nul || _mm256_movemask_epi8(nul) != 0,
         ascii: rest.ascii && _mm256_movemask_epi8(high) == 0,
@@ -94,12 +129,12 @@ unsafe fn sum_lanes(v: std::arch::x86_64::__m256i) -> u64 {
     (_mm_cvtsi128_si64(s) + _mm_extract_epi64::<1>(s)) as u64
 }
 
-fn count_swar(bytes: &[u8]) -> ByteCounts {
+fn count_swar(bytes: &[u8], marks: &mut [u64]) -> ByteCounts {
     // SWAR: a continuation byte is 0b10xx_xxxx, i.e. bit 7 set and bit 6
     // clear; shifting left by one lines bit 6 up under bit 7 of each byte.
     // A zero byte is found with the classic (x - 0x01..) & !x & 0x80.. test
     // (exact when only "is there one" is asked); newlines are XORed to zero
-    // and counted with the exact form (((x & 0x7f..) + 0x7f..) | x) & 0x80..
+    // and found with the exact form (((x & 0x7f..) + 0x7f..) | x) & 0x80..
     // clear.
     const HI: u64 = 0x8080_8080_8080_8080;
     const LO: u64 = 0x0101_0101_0101_0101;
@@ -110,23 +145,36 @@ fn count_swar(bytes: &[u8]) -> ByteCounts {
     let mut zero: u64 = 0;
     let mut high: u64 = 0;
     let mut words = bytes.chunks_exact(8);
-    for w in words.by_ref() {
+    for (i, w) in words.by_ref().enumerate() {
         let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
         high |= x & HI;
         cont += (x & !(x << 1) & HI).count_ones() as u64;
         zero |= x.wrapping_sub(LO) & !x & HI;
         let y = x ^ NL;
-        lines += (!(((y & LOW7) + LOW7) | y) & HI).count_ones() as u64;
+        let nl = !(((y & LOW7) + LOW7) | y) & HI;
+        lines += nl.count_ones() as u64;
+        mark(marks, i * 8, gather_high_bits(nl));
     }
     let rest = words.remainder();
+    let rest_at = bytes.len() - rest.len();
     cont += rest.iter().filter(|&&b| (b as i8) < -64).count() as u64;
-    lines += rest.iter().filter(|&&b| b == b'\n').count() as u64;
+    for (k, _) in rest.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
+        lines += 1;
+        mark(marks, rest_at + k, 1);
+    }
     ByteCounts {
         lead: bytes.len() as u64 - cont,
         newlines: lines,
         nul: zero != 0 || rest.contains(&0),
         ascii: high == 0 && rest.is_ascii(),
     }
+}
+
+/// The high bits of `x`'s bytes as eight bits, byte 0's lowest (SSE2's
+/// movemask, in a word): each byte's bit is shifted by the multiplier to a
+/// distinct place in the top byte, and no two partial products overlap.
+fn gather_high_bits(x: u64) -> u64 {
+    ((x >> 7 & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
 /// Lossy character count of a complete byte string (no carry).
@@ -176,51 +224,51 @@ impl CharCounter {
 
     /// As [`CharCounter::feed`], and how many `\n` bytes `bytes` holds,
     /// counted in the same pass over valid UTF-8.
-    pub fn feed_lines(&mut self, mut bytes: &[u8]) -> (u64, u64) {
+    pub fn feed_lines(&mut self, bytes: &[u8]) -> (u64, u64) {
+        self.feed_marking(bytes, &mut [])
+    }
+
+    /// As [`CharCounter::feed_lines`], and marks where the newlines are
+    /// (see [`count_marking`]).
+    pub fn feed_marking(&mut self, bytes: &[u8], marks: &mut [u64]) -> (u64, u64) {
         let before = self.chars;
-        let mut newlines = 0;
+        if bytes.is_empty() {
+            return (0, 0);
+        }
+        // Counted first, and all of `bytes`: an ASCII block (most logs)
+        // needs no validation, and the bytes that complete a carried
+        // sequence are continuation bytes, which add to no count (only
+        // `ascii` is then false, and the rest is validated).
+        let counts = count_marking(bytes, marks);
+        let mut rest = bytes;
         if self.carry_len > 0 {
-            let used = self.resolve_carry(bytes);
-            // A newline never continues a sequence, so `used` holds none;
-            // counted anyway, it is at most three bytes.
-            newlines += bytes[..used].iter().filter(|&&b| b == b'\n').count() as u64;
-            bytes = &bytes[used..];
+            rest = &bytes[self.resolve_carry(bytes)..];
             if self.carry_len > 0 {
                 // Still incomplete: the whole input went into the carry.
-                return (self.chars - before, newlines);
+                return (self.chars - before, counts.newlines);
             }
         }
-        if bytes.is_empty() {
-            return (self.chars - before, newlines);
-        }
-        // Counted first: an ASCII block (most logs) needs no validation.
-        let counts = count_bytes(bytes);
         if counts.ascii {
             self.add(counts);
-            return (self.chars - before, newlines + counts.newlines);
+            return (self.chars - before, counts.newlines);
         }
-        match simdutf8::compat::from_utf8(bytes) {
-            Ok(_) => {
-                self.add(counts);
-                newlines += counts.newlines;
-            }
+        match simdutf8::compat::from_utf8(rest) {
+            Ok(_) => self.add(counts),
             Err(e) if e.error_len().is_none() => {
                 // The block's counts less its incomplete end (at most three
                 // bytes, no newline, no NUL): a block of CJK text ends inside
                 // a character two times in three, and counting it again
                 // cost a pass.
-                let rest = &bytes[e.valid_up_to()..];
-                self.add(ByteCounts { lead: counts.lead - count_swar(rest).lead, ..counts });
-                newlines += counts.newlines;
-                self.set_carry(rest);
+                let end = &rest[e.valid_up_to()..];
+                self.add(ByteCounts { lead: counts.lead - count_swar(end, &mut []).lead, ..counts });
+                self.set_carry(end);
             }
             Err(_) => {
-                self.nul |= memchr::memchr(0, bytes).is_some();
-                newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
-                self.feed_invalid(bytes)
+                self.nul |= counts.nul;
+                self.feed_invalid(rest)
             }
         }
-        (self.chars - before, newlines)
+        (self.chars - before, counts.newlines)
     }
 
     /// The counts of valid UTF-8.
@@ -349,8 +397,8 @@ mod tests {
     #[test]
     fn simd_and_word_counts_agree() {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        // Past 255 words, where the SIMD lanes are folded into totals.
-        for len in [0usize, 7, 8, 31, 32, 63, 64, 65, 96, 127, 300, 1000, 255 * 32, 255 * 32 + 1, 20_000] {
+        // Past 127 blocks, where the SIMD lanes are folded into totals.
+        for len in [0usize, 7, 8, 31, 32, 63, 64, 65, 96, 127, 300, 1000, 127 * 64, 127 * 64 + 1, 20_000] {
             for round in 0..30 {
                 let mut bytes: Vec<u8> = (0..len)
                     .map(|_| {
@@ -376,14 +424,21 @@ mod tests {
                     ascii: bytes.is_ascii(),
                 };
                 assert_eq!(count_bytes(&bytes), plain, "{bytes:?}");
-                assert_eq!(count_swar(&bytes), plain, "{bytes:?}");
+                assert_eq!(count_swar(&bytes, &mut []), plain, "{bytes:?}");
+                let want = newline_marks(&bytes);
+                let mut marks = vec![0; len.div_ceil(64)];
+                assert_eq!(count_marking(&bytes, &mut marks), plain, "{bytes:?}");
+                assert_eq!(marks, want, "{bytes:?}");
+                marks.fill(0);
+                assert_eq!(count_swar(&bytes, &mut marks), plain, "{bytes:?}");
+                assert_eq!(marks, want, "{bytes:?}");
             }
         }
         let mut nul_late = vec![b'x'; 200];
         nul_late[150] = 0;
         assert_eq!(count_bytes(&nul_late), ByteCounts { lead: 200, newlines: 0, nul: true, ascii: true });
-        // Every byte a newline: each lane reaches 255 before it is folded.
-        let all = vec![b'\n'; 255 * 32 * 3 + 17];
+        // Every byte a newline: each lane reaches 254 before it is folded.
+        let all = vec![b'\n'; 127 * 64 * 3 + 17];
         assert_eq!(count_bytes(&all).newlines, all.len() as u64);
     }
 
@@ -419,5 +474,45 @@ mod tests {
             c.feed(std::slice::from_ref(b));
         }
         assert_eq!(c.finish(), reference(s));
+    }
+
+    /// The marks of `bytes`' newlines, byte by byte.
+    fn newline_marks(bytes: &[u8]) -> Vec<u64> {
+        let mut marks = vec![0u64; bytes.len().div_ceil(64)];
+        for (i, _) in bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
+            marks[i / 64] |= 1 << (i % 64);
+        }
+        marks
+    }
+
+    #[test]
+    fn gathered_bits_are_a_movemask() {
+        for m in 0..=255u64 {
+            let spread = (0..8).filter(|k| m >> k & 1 == 1).fold(0u64, |x, k| x | 0x80 << (8 * k));
+            assert_eq!(gather_high_bits(spread), m);
+            // The bytes' other bits do not leak in.
+            assert_eq!(gather_high_bits(spread | 0x7f7f_7f7f_7f7f_7f7f), m);
+        }
+    }
+
+    #[test]
+    fn a_carried_sequence_leaves_the_marks_whole() {
+        // The first block ends inside `€` (e2 82 ac): the next one starts
+        // with the byte that completes it, and its marks start at its
+        // first byte all the same.
+        let first = b"x\xe2\x82";
+        for second in [&b"\xac\nline\n"[..], b"\n\xac\n", b"\xacp\xff\n", b"\xac"] {
+            let mut second = second.to_vec();
+            second.extend(b"abc\n".repeat(40));
+            let mut c = CharCounter::new();
+            c.feed(first);
+            let mut marks = vec![0; second.len().div_ceil(64)];
+            let (_, lines) = c.feed_marking(&second, &mut marks);
+            assert_eq!(marks, newline_marks(&second), "{second:?}");
+            assert_eq!(lines, second.iter().filter(|&&b| b == b'\n').count() as u64);
+            let mut whole = first.to_vec();
+            whole.extend_from_slice(&second);
+            assert_eq!(c.finish(), reference(&whole), "{second:?}");
+        }
     }
 }
