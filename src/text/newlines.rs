@@ -49,22 +49,46 @@ impl NewlineMap {
         self.prev(at).map_or(0, |k| k + 1)
     }
 
-    /// Newlines in `from..to`.
+    /// Newlines in `from..to`. The x86-64 baseline has no `popcnt`, and
+    /// the portable count took 2% of a server log's scan: the instruction
+    /// is used where the CPU has it.
     pub fn count(&self, from: usize, to: usize) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        if popcnt() {
+            // SAFETY: POPCNT was detected at run time.
+            return unsafe { self.count_popcnt(from, to) };
+        }
+        self.count_in(from, to)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn count_popcnt(&self, from: usize, to: usize) -> u64 {
+        self.count_in(from, to)
+    }
+
+    #[inline(always)]
+    fn count_in(&self, from: usize, to: usize) -> u64 {
         if from >= to {
             return 0;
         }
         let (first, last) = (from / 64, (to - 1) / 64);
         let head = !0u64 << (from % 64);
         let tail = !0u64 >> (63 - (to - 1) % 64);
+        let ones = |w: u64| u64::from(w.count_ones());
         if first == last {
-            return (self.words[first] & head & tail).count_ones() as u64;
+            return ones(self.words[first] & head & tail);
         }
-        let ones = |w: u64| w.count_ones() as u64;
         ones(self.words[first] & head)
             + self.words[first + 1..last].iter().map(|&w| ones(w)).sum::<u64>()
             + ones(self.words[last] & tail)
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn popcnt() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::is_x86_feature_detected!("popcnt"))
 }
 
 #[cfg(test)]
