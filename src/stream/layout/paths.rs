@@ -76,6 +76,8 @@ impl Source {
 #[derive(Debug, Default)]
 struct Run {
     key: Vec<u8>,
+    /// `hash(key)`, taken once when the run starts.
+    hash: u64,
     active: bool,
     count: u64,
     sum: u64,
@@ -154,6 +156,13 @@ pub struct Paths {
     /// The line before was a bare path (a `tree` root, when rows follow).
     prev_bare: bool,
     dir_run: Run,
+    /// The directory run before `dir_run`, and its key's hash: `find`
+    /// lists a subdirectory's line among its parent's entries, so runs go
+    /// parent, child, parent, next child, and the parent's hash is this one.
+    dir_before: (Vec<u8>, Option<u64>),
+    /// `dir_run`'s key is the directory of a plain path (see
+    /// [`Paths::next_in_dir`]).
+    plain_dir: bool,
     top_run: Run,
     /// Entries that are the root itself (find's first line), and the last
     /// one's figure: they belong under the root's component once the root
@@ -189,6 +198,8 @@ impl Paths {
             path: Vec::new(),
             prev_bare: false,
             dir_run: Run::default(),
+            dir_before: (Vec::new(), None),
+            plain_dir: false,
             top_run: Run::default(),
             at_root: Run::default(),
             last_du: LastEntry::default(),
@@ -243,11 +254,43 @@ impl Paths {
     /// One non-blank line (no terminator), after `prev` (the line before
     /// it, when there is one); true when it is part of the listing.
     pub fn line(&mut self, lineno: u64, line: &[u8], prev: &[u8]) -> bool {
+        if self.next_in_dir(line) {
+            self.units += 1;
+            return true;
+        }
         match self.read(lineno, line, prev) {
             Some(true) => self.units += 1,
             Some(false) => self.neutral += 1,
             None => return false,
         }
+        true
+    }
+
+    /// Most lines of `find`, `fd` and `git ls-files`: a plain path (no tab,
+    /// colon, space or control byte) in the directory of the plain path
+    /// before it, below the root. Such a line is a bare entry that only
+    /// extends the runs (`read_unit`'s first branch, then `place`'s first
+    /// case), and all of that is known from the directory already read:
+    /// only the name after it is looked at. True when the line was counted
+    /// so; false leaves it to [`Paths::read`], untouched.
+    fn next_in_dir(&mut self, line: &[u8]) -> bool {
+        let d = &self.dir_run.key;
+        let fits = self.plain_dir
+            && self.dir_run.active
+            && self.top_run.active
+            && d.len() > self.root.as_ref().map_or(usize::MAX, Vec::len)
+            && line.len() > d.len()
+            && line.len() <= PATH_BYTES
+            && line.starts_with(d)
+            && plain_name(&line[d.len()..]);
+        if !fits {
+            return false;
+        }
+        self.prev_bare = true;
+        self.forms[Source::Bare as usize] += 1;
+        self.entries += 1;
+        add(&mut self.dir_run, 0, false);
+        add(&mut self.top_run, 0, false);
         true
     }
 
@@ -296,6 +339,9 @@ impl Paths {
                 return false;
             }
             self.bare(lineno, line);
+            // The run's directory is a prefix of this line (`place` keeps
+            // or starts the run of its parent): plain too.
+            self.plain_dir = true;
             return true;
         }
         let b0 = line[0];
@@ -528,7 +574,7 @@ impl Paths {
             };
             if !self.top_run.active || self.top_run.key != comp {
                 flush(&mut self.top_run, &mut self.tops);
-                start(&mut self.top_run, comp);
+                start(&mut self.top_run, comp, hash(comp));
             }
             add(&mut self.top_run, value, own);
         } else {
@@ -536,13 +582,28 @@ impl Paths {
         }
         let dir = parent(full);
         if !self.dir_run.active || self.dir_run.key != dir {
-            flush(&mut self.dir_run, &mut self.dirs);
-            start(&mut self.dir_run, dir);
-            if !dir.is_empty() {
-                self.dirs_distinct.insert(hash(dir));
-            }
+            self.start_dir(dir);
         }
         add(&mut self.dir_run, value, false);
+    }
+
+    /// Ends the directory run and starts the one of `dir`.
+    fn start_dir(&mut self, dir: &[u8]) {
+        let h = match self.dir_before {
+            (ref k, Some(h)) if k[..] == *dir => h,
+            _ => hash(dir),
+        };
+        if self.dir_run.active {
+            flush(&mut self.dir_run, &mut self.dirs);
+            // The ended run's key becomes the one before; the buffers swap.
+            std::mem::swap(&mut self.dir_before.0, &mut self.dir_run.key);
+            self.dir_before.1 = Some(self.dir_run.hash);
+        }
+        start(&mut self.dir_run, dir, h);
+        self.plain_dir = false;
+        if !dir.is_empty() {
+            self.dirs_distinct.insert(h);
+        }
     }
 
     /// Directories holding entries (a named one, or the current one when
@@ -608,9 +669,10 @@ enum Full<'a> {
     Skip,
 }
 
-fn start(run: &mut Run, key: &[u8]) {
+fn start(run: &mut Run, key: &[u8], hash: u64) {
     run.key.clear();
     run.key.extend_from_slice(key);
+    run.hash = hash;
     run.active = true;
 }
 
@@ -627,7 +689,7 @@ fn flush(run: &mut Run, table: &mut Table) {
     if !run.active {
         return;
     }
-    let row = table.row(hash(&run.key), &run.key);
+    let row = table.row(run.hash, &run.key);
     row.count += run.count;
     row.sum = row.sum.saturating_add(run.sum);
     row.max = row.max.max(run.max);
@@ -657,6 +719,27 @@ fn month(f: &[u8]) -> bool {
         [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
     MONTHS.contains(&f) || (f.ends_with("月".as_bytes()) && all_digits(&f[..f.len() - 3]))
 }
+
+/// Whether a name (what follows its directory) holds no blank, control
+/// byte, colon or `/`. A name is a dozen bytes or so: one table look-up a
+/// byte beats a vector loop's set-up.
+fn plain_name(name: &[u8]) -> bool {
+    !name.iter().any(|&b| NOT_IN_NAME[b as usize])
+}
+
+/// The bytes [`plain_name`] refuses.
+static NOT_IN_NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b <= b' ' {
+        t[b as usize] = true;
+        b += 1;
+    }
+    t[b':' as usize] = true;
+    t[b'/' as usize] = true;
+    t[0x7f] = true;
+    t
+};
 
 /// One word that could be a name (`src`, `Makefile`): no blank, no
 /// control character, not a flag or a heading.
@@ -838,5 +921,157 @@ mod tests {
         // One word may be a name: it counts neither way.
         assert!(p.line(2, b"done", b""));
         assert_eq!((p.units(), p.neutral()), (0, 1));
+    }
+
+    /// A listing as `find` prints it (a directory's line, then its
+    /// entries, then its subdirectories), with what breaks the shortcut of
+    /// `next_in_dir` mixed in: names with a space, a colon, a tab, a control
+    /// byte or a leading `-`, a directory named with a space, lines past
+    /// `PATH_BYTES`, a second root, du and ls -R rows, tree rows, bare
+    /// words, blank lines and error lines. Deterministic for a seed.
+    fn listing(seed: u64, lines: usize) -> Vec<u8> {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        const NAMES: [&str; 13] = [
+            "a.rs",
+            "lib.rs",
+            "x",
+            "README.md",
+            "my file.txt",
+            "a:b",
+            "t\tab",
+            "\x1b[0mred",
+            "del\x7f",
+            "-flag",
+            "é.txt",
+            ".",
+            "z.",
+        ];
+        const ROOTS: [&str; 5] = ["./", "ja/", "/usr/share/", "", "./My Docs/"];
+        let mut out = Vec::new();
+        let mut dir = String::from("./");
+        for _ in 0..lines {
+            let line = match next(100) {
+                0..=59 => {
+                    let name = NAMES[next(NAMES.len() as u64) as usize];
+                    format!("{dir}{}{name}", if next(4) == 0 { "" } else { "f" })
+                }
+                60..=71 => {
+                    // A subdirectory: its own line, then its entries.
+                    dir = format!("{dir}d{}/", next(6));
+                    if dir.matches('/').count() > 6 || next(5) == 0 {
+                        let root = ROOTS[if next(20) == 0 { next(5) as usize } else { 0 }];
+                        dir = format!("{root}d{}/", next(4));
+                    }
+                    dir.trim_end_matches('/').to_string()
+                }
+                72..=75 => format!("{dir}{}", "n".repeat(4000 + next(200) as usize)),
+                76..=79 => format!("{}K\t{dir}f{}", next(900), next(9)),
+                80..=81 => format!("{}:", dir.trim_end_matches('/')),
+                82..=83 => format!("├── f{}.rs", next(9)),
+                84..=86 => "word".to_string(),
+                87..=88 => String::new(),
+                89..=90 => format!("find: '{dir}x': Permission denied"),
+                _ => format!("{dir}../{}", next(9)),
+            };
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// Every line through `read`, as `Paths::line` did before its shortcut.
+    fn read_without_shortcut(text: &[u8]) -> Paths {
+        let mut p = Paths::new();
+        let mut prev: &[u8] = b"";
+        for (i, l) in text.split(|&b| b == b'\n').enumerate() {
+            if !super::super::forms::blank(l) {
+                match p.read(i as u64 + 1, l, prev) {
+                    Some(true) => p.units += 1,
+                    Some(false) => p.neutral += 1,
+                    None => {}
+                }
+            }
+            prev = l;
+        }
+        p.finish();
+        p
+    }
+
+    fn read_bytes(text: &[u8]) -> Paths {
+        let mut p = Paths::new();
+        let mut prev: &[u8] = b"";
+        for (i, l) in text.split(|&b| b == b'\n').enumerate() {
+            if !super::super::forms::blank(l) {
+                p.line(i as u64 + 1, l, prev);
+            }
+            prev = l;
+        }
+        p.finish();
+        p
+    }
+
+    #[test]
+    fn the_shortcut_for_entries_of_one_directory_changes_no_figure() {
+        for seed in 1..40 {
+            let text = listing(seed, 3000);
+            let (fast, slow) = (read_bytes(&text), read_without_shortcut(&text));
+            // Every field, the tables' rows and the runs included.
+            assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn find_entries_take_the_shortcut() {
+        let mut p = Paths::new();
+        assert!(p.line(1, b"./lib/x.rs", b""));
+        assert!(p.line(2, b"./src/a.rs", b""));
+        // Below the root (`./`), in the run of ./src/: only the name is read.
+        assert!(p.next_in_dir(b"./src/b.rs"));
+        assert!(!p.next_in_dir(b"./src/my file.rs"));
+        assert!(!p.next_in_dir(b"./src/x/c.rs"));
+        assert!(!p.next_in_dir(b"./src/a:3"));
+        assert!(!p.next_in_dir(b"./src/"));
+        assert!(!p.next_in_dir(b"./lib/a.rs"));
+    }
+
+    #[test]
+    fn the_figures_do_not_depend_on_where_regions_end() {
+        use super::super::{Layouts, LineBody};
+        for seed in 1..20 {
+            let text = listing(seed, 4000);
+            let mut whole = Layouts::new();
+            whole.region(&text, 1);
+            whole.finish();
+            // Regions cut at arbitrary lines, some lines handed over alone.
+            let mut cut = Layouts::new();
+            let ends: Vec<usize> = memchr::memchr_iter(b'\n', &text).map(|k| k + 1).collect();
+            let (mut start, mut first, mut i) = (0, 1u64, 0);
+            while i < ends.len() {
+                let n = (seed as usize * 7 + i) % 97 + 1;
+                let end = ends[(i + n).min(ends.len()) - 1];
+                let lines = (i + n).min(ends.len()) - i;
+                if n.is_multiple_of(5) {
+                    let line = &text[start..ends[i] - 1];
+                    cut.line(first, LineBody::Whole(line));
+                    start = ends[i];
+                    first += 1;
+                    i += 1;
+                    continue;
+                }
+                cut.region(&text[start..end], first);
+                start = end;
+                first += lines as u64;
+                i += lines;
+            }
+            cut.finish();
+            assert!(whole.paths().is_some_and(|p| p.entries() > 1000), "seed {seed}");
+            assert_eq!(format!("{:?}", whole.paths()), format!("{:?}", cut.paths()), "seed {seed}");
+        }
     }
 }

@@ -19,7 +19,7 @@
 
 use super::forms::{all_digits, blank, digits_len, hex, path_ish};
 use super::number::parse_u64;
-use super::tables::{hash, Distinct, Spread, Table, PIECE};
+use super::tables::{hash, Distinct, Row, Spread, Table, PIECE};
 use crate::stream::line::{LineBody, StoredLine};
 
 /// Author rows kept.
@@ -504,8 +504,9 @@ impl Vcs {
         }
     }
 
-    /// A file changed: `plus`, `minus` lines in `hunks` hunks.
-    fn touch(&mut self, path: &[u8], plus: u64, minus: u64, hunks: u64) {
+    /// A file changed: `plus`, `minus` lines in `hunks` hunks. Its row,
+    /// for a stat line's changes.
+    fn touch(&mut self, path: &[u8], plus: u64, minus: u64, hunks: u64) -> &mut Row {
         let key = hash(path);
         self.files_distinct.insert(key);
         let row = self.files.row(key, path);
@@ -513,6 +514,7 @@ impl Vcs {
         row.plus += plus;
         row.minus += minus;
         row.own = Some(row.own.unwrap_or(0) + hunks);
+        row
     }
 
     /// `@@ -a,b +c,d @@` (or `@@@ … @@@` for a merge's combined diff).
@@ -565,12 +567,9 @@ impl Vcs {
             }
             let path = trim_end(trim_start(&t[..k]));
             self.stat_files += 1;
-            self.touch(path, 0, 0, 0);
+            let row = self.touch(path, 0, 0, 0);
             if let Some(c) = changes {
-                let key = hash(path);
-                if let Some(r) = self.files.get(key).map(|r| r.key) {
-                    self.files.row(r, path).sum += c;
-                }
+                row.sum += c;
             }
             return true;
         }
@@ -787,6 +786,9 @@ new file mode 100644
         );
         assert_eq!(units, [true, true, true, true]);
         assert_eq!((v.commits(), v.insertions(), v.deletions()), (2, 10, 2));
+        // A stat line's changes land in its file's row.
+        let readme = v.files.get(hash(b"README.md")).unwrap();
+        assert_eq!((readme.count, readme.sum), (1, 12));
         let (v, units) = read(
             "* commit 1111111\n| Author: A <a@b>\n| Date:   Thu Dec 3 19:13:53 2026 +0000\n| \n|     Subject\n| \n*   commit 2222222\n|\\  Merge: 1 2\n| | Author: A <a@b>\n",
         );
