@@ -527,7 +527,8 @@ impl Scanner {
             None => &mut [],
         };
         let (_, count) = self.chars.feed_marking(region, marks);
-        self.layouts.region(region, first);
+        let newlines = self.literal.is_some().then_some(&self.region_newlines);
+        self.layouts.region(region, first, newlines);
         self.search_region(region, first);
         if let Some(fam) = self.families.as_mut().filter(|f| f.leads) {
             let last = Before(region, region.len()).in_region().unwrap_or_default();

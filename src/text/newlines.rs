@@ -21,6 +21,17 @@ impl NewlineMap {
         &mut self.words
     }
 
+    /// The map of `bytes`, marked byte by byte (for tests).
+    #[cfg(test)]
+    pub fn of(bytes: &[u8]) -> NewlineMap {
+        let mut map = NewlineMap::default();
+        let words = map.clear_for(bytes.len());
+        for (i, _) in bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
+            words[i / 64] |= 1 << (i % 64);
+        }
+        map
+    }
+
     /// The first newline at or after `at`.
     pub fn next(&self, at: usize) -> Option<usize> {
         let mut w = at / 64;
@@ -42,6 +53,20 @@ impl NewlineMap {
             bits = self.words[w];
         }
         Some(w * 64 + 63 - bits.leading_zeros() as usize)
+    }
+
+    /// Every newline, in order.
+    pub fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let at = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + at
+                })
+            })
+        })
     }
 
     /// Where the line holding byte `at` starts.
@@ -95,18 +120,11 @@ fn popcnt() -> bool {
 mod tests {
     use super::*;
 
-    fn map_of(bytes: &[u8]) -> NewlineMap {
-        let mut map = NewlineMap::default();
-        let words = map.clear_for(bytes.len());
-        for (i, _) in bytes.iter().enumerate().filter(|&(_, &b)| b == b'\n') {
-            words[i / 64] |= 1 << (i % 64);
-        }
-        map
-    }
-
     /// Every answer of the map, against the bytes searched.
     fn agrees(bytes: &[u8]) {
-        let map = map_of(bytes);
+        let map = NewlineMap::of(bytes);
+        let all: Vec<usize> = memchr::memchr_iter(b'\n', bytes).collect();
+        assert_eq!(map.positions().collect::<Vec<_>>(), all, "positions of {bytes:?}");
         for at in 0..=bytes.len() {
             let next = bytes[at..].iter().position(|&b| b == b'\n').map(|k| at + k);
             let prev = bytes[..at].iter().rposition(|&b| b == b'\n');
@@ -161,7 +179,7 @@ mod tests {
         long[0] = b'\n';
         long[249] = b'\n';
         agrees(&long);
-        let map = map_of(&[b'\n'; 130]);
+        let map = NewlineMap::of(&[b'\n'; 130]);
         assert_eq!(map.count(0, 130), 130);
         assert_eq!(map.count(1, 129), 128);
         assert_eq!((map.prev(0), map.next(130)), (None, None));
@@ -171,7 +189,7 @@ mod tests {
     fn no_newline_at_all() {
         agrees(b"");
         agrees(&[b'z'; 150]);
-        let map = map_of(&[b'z'; 150]);
+        let map = NewlineMap::of(&[b'z'; 150]);
         assert_eq!((map.next(0), map.prev(150), map.line_start(149)), (None, None, 0));
     }
 }
