@@ -322,13 +322,21 @@ impl Stream {
 
     /// Hashes what fills whole folds when the buffer holds `ROOM` bytes or
     /// more, so the next step's output fits.
+    #[inline(always)]
     fn make_room(&mut self) {
         if self.len >= ROOM {
-            let whole = self.len - self.len % 32;
-            self.hash.folds(&self.buf[..whole]);
-            self.buf.copy_within(whole..self.len, 0);
-            self.len -= whole;
+            self.drain();
         }
+    }
+
+    /// Lines longer than `ROOM` only.
+    #[cold]
+    #[inline(never)]
+    fn drain(&mut self) {
+        let whole = self.len - self.len % 32;
+        self.hash.folds(&self.buf[..whole]);
+        self.buf.copy_within(whole..self.len, 0);
+        self.len -= whole;
     }
 
     fn push(&mut self, b: u8) {
