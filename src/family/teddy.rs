@@ -35,14 +35,10 @@ fn fold(b: u8) -> u8 {
 // The SIMD tables are read by the x86-64 paths only.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct Search {
-    /// Folded fingerprints (1 to `WIDTH` bytes).
-    fps: Vec<Vec<u8>>,
-    /// Indexes into `fps` per bucket.
-    buckets: [Vec<u16>; BUCKETS],
-    /// Each bucket's fingerprints as little-endian words and the mask of
-    /// their bytes, one table in bucket order (`words[bucket_at[b]..
-    /// bucket_at[b + 1]]`): a check of four bytes is one load, an OR and
-    /// a compare per fingerprint.
+    /// Each bucket's folded fingerprints (1 to `WIDTH` bytes) as
+    /// little-endian words with the mask of their bytes, one table in
+    /// bucket order (`words[bucket_at[b]..bucket_at[b + 1]]`): a check of
+    /// four bytes is one load, an OR and a compare per fingerprint.
     words: Vec<(u32, u32)>,
     bucket_at: [u16; BUCKETS + 1],
     /// `[group * WIDTH + position]`: buckets 0–7 are group 0's bits, 8–15
@@ -84,7 +80,7 @@ fn folded_index(b: u8) -> usize {
 
 impl std::fmt::Debug for Search {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Search").field("count", &self.fps.len()).field("simd", &self.simd).finish()
+        f.debug_struct("Search").field("count", &self.words.len()).field("simd", &self.simd).finish()
     }
 }
 
@@ -144,20 +140,7 @@ impl Search {
             words.extend(ids.iter().map(|&i| fingerprint_word(&fps[i as usize])));
             bucket_at[b + 1] = words.len() as u16;
         }
-        Search {
-            fps,
-            buckets,
-            words,
-            bucket_at,
-            lo,
-            hi,
-            first,
-            starts,
-            start_rows,
-            start_non_ascii,
-            exact,
-            simd: simd(),
-        }
+        Search { words, bucket_at, lo, hi, first, starts, start_rows, start_non_ascii, exact, simd: simd() }
     }
 
     /// Whether a line starting with `line` is a candidate by its start.
@@ -172,11 +155,11 @@ impl Search {
     }
 
     pub fn len(&self) -> usize {
-        self.fps.len()
+        self.words.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.fps.is_empty()
+        self.words.is_empty()
     }
 
     /// The first position at or after `at` where a fingerprint starts or
@@ -214,27 +197,24 @@ impl Search {
     /// Whether a fingerprint of one of `buckets` starts at `p`.
     #[inline]
     fn confirm(&self, hay: &[u8], p: usize, mut buckets: u16) -> bool {
-        if let Some(w) = hay.get(p..p + WIDTH) {
-            let w = u32::from_le_bytes(w.try_into().expect("WIDTH bytes")) | 0x2020_2020;
-            while buckets != 0 {
-                let b = buckets.trailing_zeros() as usize;
-                buckets &= buckets - 1;
-                let fps = &self.words[self.bucket_at[b] as usize..self.bucket_at[b + 1] as usize];
-                if fps.iter().any(|&(f, mask)| w & mask == f) {
-                    return true;
-                }
+        // The four bytes at `p`, folded; near the end of `hay`, the bytes
+        // there are and a mask of them (a fingerprint must fit in it).
+        let (w, there) = match hay.get(p..p + WIDTH) {
+            Some(w) => (u32::from_le_bytes(w.try_into().expect("WIDTH bytes")), u32::MAX),
+            None => {
+                let mut w = [0u8; WIDTH];
+                let n = hay.len().saturating_sub(p);
+                w[..n].copy_from_slice(&hay[p..]);
+                (u32::from_le_bytes(w), u32::MAX >> (8 * (WIDTH - n)))
             }
-            return false;
-        }
-        // Near the end: byte by byte.
+        };
+        let w = w | 0x2020_2020;
         while buckets != 0 {
             let b = buckets.trailing_zeros() as usize;
             buckets &= buckets - 1;
-            for &i in &self.buckets[b] {
-                let fp = &self.fps[i as usize];
-                if hay.len() - p >= fp.len() && fp.iter().zip(&hay[p..]).all(|(&f, &h)| fold(h) == f) {
-                    return true;
-                }
+            let fps = &self.words[self.bucket_at[b] as usize..self.bucket_at[b + 1] as usize];
+            if fps.iter().any(|&(f, mask)| mask & !there == 0 && w & mask == f) {
+                return true;
             }
         }
         false
@@ -577,9 +557,14 @@ mod probe {
             at = p + 1;
         }
         println!("{} fingerprints ({:?}), {} bytes, {n} found, {:?}", f.len(), f.simd, data.len(), t.elapsed());
-        for (b, ids) in f.buckets.iter().enumerate() {
-            let names: Vec<String> =
-                ids.iter().map(|&i| String::from_utf8_lossy(&f.fps[i as usize]).into_owned()).collect();
+        for b in 0..super::BUCKETS {
+            let names: Vec<String> = f.words[f.bucket_at[b] as usize..f.bucket_at[b + 1] as usize]
+                .iter()
+                .map(|&(w, mask)| {
+                    let bytes = w.to_le_bytes();
+                    String::from_utf8_lossy(&bytes[..mask.count_ones() as usize / 8]).into_owned()
+                })
+                .collect();
             println!("bucket {b}: {names:?}");
         }
     }

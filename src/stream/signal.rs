@@ -249,6 +249,13 @@ impl Ring {
         older.iter().chain(newer)
     }
 
+    /// The oldest slot (the ring is full), which the next oldest follows.
+    fn take_oldest(&mut self) -> &mut Kept {
+        let at = self.oldest;
+        self.oldest = (at + 1) % self.items.len();
+        &mut self.items[at]
+    }
+
     fn newest_at(&self) -> Option<usize> {
         let n = self.items.len();
         (n > 0).then(|| (self.oldest + n - 1) % n)
@@ -443,23 +450,20 @@ impl SignalKeeper {
         }
         // The oldest slot takes the hit, in place: a `Kept` is large, and
         // moving it out of and into a deque was 2% of a server log's scan.
-        let oldest = self.recent.oldest;
-        self.recent.oldest = (oldest + 1) % self.recent.items.len();
-        let (kind, n) = (self.recent.items[oldest].kind, self.recent.items[oldest].line.lineno);
-        if let Some(&i) = self.group_of.get(&kind) {
-            let g = &mut self.groups[i];
+        let slot = self.recent.take_oldest();
+        let (kind, n) = (slot.kind, slot.line.lineno);
+        if let Some(g) = self.group_of.get(&kind).map(|&i| &mut self.groups[i]) {
             // The group's pending last line leaves the ring: it becomes the
-            // group's, and the group's older copy takes the slot.
+            // group's, and the group's older copy (if any) takes the slot.
             if g.last_pending == Some(n) {
                 g.last_pending = None;
-                let slot = &mut self.recent.items[oldest];
                 match g.last.as_mut() {
                     Some(last) => std::mem::swap(last, slot),
-                    None => g.last = Some(std::mem::replace(slot, Kept::new(lineno, body, severity, key))),
+                    None => g.last = Some(std::mem::replace(slot, Kept::new(0, LineBody::Whole(b""), severity, 0))),
                 }
             }
         }
-        self.recent.items[oldest].set(lineno, body, severity, key);
+        slot.set(lineno, body, severity, key);
     }
 
     /// Copies the group's last lines still pending from the recent ring:

@@ -182,11 +182,14 @@ impl Masking {
         self.run = false;
     }
 
-    /// Bookkeeping of a step of `n` bytes (`chunk`) whose digits are the
-    /// bits of `d` and whose run starts are `starts`: the lone digits of
-    /// runs that end inside it, and the run going on at its last byte
-    /// (settled by the next step, or by `finish`).
-    fn runs(&mut self, chunk: &[u8], d: u64, starts: u64) {
+    /// A step over `chunk` (at most 64 bytes) whose digits are the bits of
+    /// `d`: settles the run before it, notes the lone digits of runs that
+    /// end inside it and the run going on at its last byte (settled by the
+    /// next step, or by `finish`). Returns the run starts (each becomes the
+    /// marker) and the bytes kept (all but a run's later digits).
+    fn step(&mut self, chunk: &[u8], d: u64) -> (u64, u64) {
+        self.settle(d & 1 != 0);
+        let starts = d & !((d << 1) | u64::from(self.run));
         let last = chunk.len() as u32 - 1;
         let mut ones = starts & !(d >> 1) & ((1 << last) - 1);
         while ones != 0 {
@@ -197,6 +200,7 @@ impl Masking {
             self.single = Some(chunk[last as usize]);
         }
         self.run = d >> last & 1 != 0;
+        (starts, (!d | starts) & (u64::MAX >> (63 - last)))
     }
 
     /// By reference: the buffer is not copied out to be hashed.
@@ -248,10 +252,7 @@ fn mask_bmi2(line: &[u8]) -> (Mask, bool) {
             m.plain(w);
             continue;
         }
-        m.settle(d & 1 != 0);
-        let starts = d & !((d << 1) | u64::from(m.run));
-        m.runs(c, d, starts);
-        let keep = (!d | starts) & 0xff;
+        let (starts, keep) = m.step(c, d);
         let marks = _pdep_u64(starts, LANES) * 0xff;
         let packed = _pext_u64(w | marks, _pdep_u64(keep, LANES) * 0xff);
         m.out.word(packed, keep.count_ones() as usize);
@@ -285,14 +286,7 @@ fn mask_avx512(line: &[u8]) -> (Mask, bool) {
         }
         m.escape |= _mm512_mask_cmpeq_epi8_mask(valid, v, escape) != 0;
         let d = _mm512_mask_cmplt_epu8_mask(valid, _mm512_sub_epi8(v, zero), ten);
-        m.settle(d & 1 != 0);
-        let starts = d & !((d << 1) | u64::from(m.run));
-        if d != 0 {
-            m.runs(chunk, d, starts);
-        } else {
-            m.run = false;
-        }
-        let keep = (!d | starts) & valid;
+        let (starts, keep) = m.step(chunk, d);
         let packed = _mm512_maskz_compress_epi8(keep, _mm512_mask_mov_epi8(v, starts, marker));
         m.out.block(packed, keep.count_ones() as usize);
     }

@@ -274,15 +274,10 @@ impl Paths {
     /// only the name after it is looked at. True when the line was counted
     /// so; false leaves it to [`Paths::read`], untouched.
     fn next_in_dir(&mut self, line: &[u8]) -> bool {
-        let d = &self.dir_run.key;
         let fits = self.plain_dir
-            && self.dir_run.active
-            && self.top_run.active
-            && d.len() > self.root.as_ref().map_or(usize::MAX, Vec::len)
-            && line.len() > d.len()
             && line.len() <= PATH_BYTES
-            && line.starts_with(d)
-            && plain_name(&line[d.len()..]);
+            && self.below_dir_run(line)
+            && plain_name(&line[self.dir_run.key.len()..]);
         if !fits {
             return false;
         }
@@ -547,18 +542,22 @@ impl Paths {
         self.place(full, value.unwrap_or(0));
     }
 
+    /// Whether `path` lies below the directory run's directory, itself
+    /// below the root (so under the same top level, not its own line).
+    fn below_dir_run(&self, path: &[u8]) -> bool {
+        let d = &self.dir_run.key;
+        self.dir_run.active
+            && self.top_run.active
+            && d.len() > self.root.as_ref().map_or(usize::MAX, Vec::len)
+            && path.len() > d.len()
+            && path.starts_with(d)
+    }
+
     /// Adds an entry to its directory's and its top level's runs.
     fn place(&mut self, full: &[u8], value: u64) {
         // The common case: in the directory of the entry before, below the
         // root (so under the same top level, not its own line).
-        let d = &self.dir_run.key;
-        if self.dir_run.active
-            && self.top_run.active
-            && d.len() > self.root.as_ref().map_or(usize::MAX, Vec::len)
-            && full.len() > d.len()
-            && full.starts_with(d)
-            && memchr::memchr(b'/', &full[d.len()..]).is_none()
-        {
+        if self.below_dir_run(full) && memchr::memchr(b'/', &full[self.dir_run.key.len()..]).is_none() {
             add(&mut self.dir_run, value, false);
             add(&mut self.top_run, value, false);
             return;
