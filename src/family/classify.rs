@@ -556,6 +556,9 @@ impl Classifier {
             }
         }
         tally.cache.misses += 1;
+        if !tally.cache.seen_before(key) {
+            return self.classify_whole(lineno, line, tally, None);
+        }
         let mut entry = Entry { key, ..Entry::default() };
         let class = self.classify_whole(lineno, line, tally, Some((&mut entry, plan)));
         if entry.cacheable {
@@ -1523,6 +1526,13 @@ const SLOTS: usize = 4096;
 #[derive(Debug, Clone, Default)]
 struct Cache {
     slots: Vec<Entry>,
+    /// Per slot, the key of the last mask missed there: an entry is made
+    /// for a mask's second line, not its first. Making one (the masked
+    /// line's pieces searched, the patterns that could tell its lines
+    /// apart listed) costs about a second classification, and most masks
+    /// of a `git log` or a listing (a commit's hash, a message line, a
+    /// path) are never seen again.
+    seen: Vec<u64>,
     hits: u64,
     misses: u64,
     /// Lookups and hits in the current window, and lines left to classify
@@ -1555,6 +1565,15 @@ impl Cache {
         }
         self.window.0 += 1;
         false
+    }
+
+    /// Whether `key` missed before in its slot; notes it when not.
+    fn seen_before(&mut self, key: u64) -> bool {
+        if self.seen.is_empty() {
+            self.seen = vec![0; SLOTS];
+        }
+        let seen = &mut self.seen[Self::slot(key)];
+        std::mem::replace(seen, key) == key
     }
 
     fn slot(key: u64) -> usize {

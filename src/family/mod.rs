@@ -85,6 +85,27 @@ mod tests {
         assert!(c.prefilter().is_match(b"error: x"));
     }
 
+    /// An entry is made for a mask's second line and answers from its
+    /// third: a mask seen once (a commit's hash, a path) costs one
+    /// classification, not one and an entry.
+    #[test]
+    fn the_cache_answers_a_mask_from_its_third_line() {
+        let c = Classifier::new(&spec::embedded(), &FamilyOptions::default()).unwrap();
+        let mut tally = c.tally();
+        let line = |n: u32| format!("2026-12-07 10:00:{n:02} ERROR worker {n} lost its lease");
+        let mut classes = Vec::new();
+        for n in 1..=4u32 {
+            classes.push(c.classify(u64::from(n), line(n).as_bytes(), &mut tally));
+            let want = if n < 3 { (0, u64::from(n)) } else { (u64::from(n) - 2, 2) };
+            assert_eq!(tally.cache_counts(), want, "after line {n}");
+        }
+        assert!(classes.iter().all(|k| k.is_some_and(|k| k.severity == Severity::Error)), "{classes:?}");
+        assert!(classes.windows(2).all(|w| w[0] == w[1]));
+        // Another mask in between keeps its own count.
+        c.classify(5, b"2026-12-07 10:00:05 ERROR disk sda full", &mut tally);
+        assert_eq!(tally.cache_counts(), (2, 3));
+    }
+
     /// Every shipped pattern has literals of at least three bytes, so the
     /// scanner's first pass is a literal search (see `literals`).
     #[test]
