@@ -30,6 +30,8 @@
 //! together. A kind hides nothing: its lines are counted and numbered, and
 //! more than one of them is shown as room allows.
 
+use std::ops::Range;
+
 /// What a masked token is spelled as.
 pub const MASK: &str = "<*>";
 
@@ -76,63 +78,64 @@ fn wordish(b: u8) -> bool {
     class(b) & (ALPHA | DIGIT) != 0 || b == b'_'
 }
 
-/// One piece of a template, in order.
+/// What stands for a span of the line in its template; the value is the
+/// tag the key hashes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Piece<'a> {
-    /// Bytes kept as they are.
-    Lit(&'a [u8]),
+enum Marker {
     /// A variable token.
-    Mask,
+    Mask = 1,
     /// A run of blanks.
-    Space,
+    Space = 2,
 }
 
-/// Walks the template of `line`, piece by piece.
-fn walk<'a>(line: &'a [u8], mut emit: impl FnMut(Piece<'a>)) {
+/// Walks the template of `line`: `emit` gets each span that a marker
+/// stands for, in order; the bytes between spans are kept as they are.
+/// Handing out spans rather than literal pieces lets [`key`] hash each
+/// stretch between markers as one slice.
+fn walk(line: &[u8], mut emit: impl FnMut(Range<usize>, Marker)) {
     let n = line.len();
     let mut i = 0;
     while i < n {
         let c = class(line[i]);
         if c == BLANK {
+            let start = i;
             while i < n && class(line[i]) == BLANK {
                 i += 1;
             }
-            emit(Piece::Space);
+            emit(start..i, Marker::Space);
             continue;
         }
         if c == QUOTE {
             if let Some(end) = quoted_end(line, i) {
-                emit(Piece::Lit(&line[i..=i]));
-                emit(Piece::Mask);
-                emit(Piece::Lit(&line[end..=end]));
+                emit(i + 1..end, Marker::Mask);
                 i = end + 1;
                 continue;
             }
         }
         if c & (HARD | QUOTE) != 0 {
-            emit(Piece::Lit(&line[i..=i]));
             i += 1;
             continue;
         }
         let start = i;
         let mut seen = 0;
+        // Where the word ends without its trailing punctuation, kept as the
+        // scan goes: a loop back over the tail is a branch mispredicted on
+        // the words that have one.
+        let mut core = i;
         while i < n && class(line[i]) & (BLANK | HARD | QUOTE) == 0 {
-            seen |= class(line[i]);
+            let c = class(line[i]);
+            seen |= c;
             i += 1;
-        }
-        let word = &line[start..i];
-        let mut core = word.len();
-        while core > 0 && class(word[core - 1]) == TRAIL {
-            core -= 1;
-        }
-        let variable = core > 0 && (seen & (DIGIT | SLASH) != 0 || names_a_file(&word[..core]));
-        if variable {
-            emit(Piece::Mask);
-            if core < word.len() {
-                emit(Piece::Lit(&word[core..]));
+            if c != TRAIL {
+                core = i;
             }
-        } else {
-            emit(Piece::Lit(word));
+        }
+        let variable = seen & (DIGIT | SLASH) != 0
+            // Only a word with a dot (a TRAIL byte) can name a file: most
+            // words skip the look.
+            || seen & TRAIL != 0 && names_a_file(&line[start..core]);
+        if core > start && variable {
+            emit(start..core, Marker::Mask);
         }
     }
 }
@@ -160,19 +163,24 @@ fn quoted_end(line: &[u8], at: usize) -> Option<usize> {
 /// letters or digits (digit-free here: a word with a digit is already
 /// variable). `java.lang.NullPointerException` and `Foo.Bar` stay words.
 fn names_a_file(word: &[u8]) -> bool {
-    let Some(dot) = memchr::memrchr(b'.', word) else { return false };
+    // Only a dot among the last five bytes can start an extension: looking
+    // there alone is cheaper on short words than a call to memrchr.
+    let Some(k) = word.iter().rev().take(5).position(|&b| b == b'.') else { return false };
+    let dot = word.len() - 1 - k;
     let ext = &word[dot + 1..];
-    dot > 0 && (1..=4).contains(&ext.len()) && ext.iter().all(|b| b.is_ascii_lowercase()) && wordish(word[dot - 1])
+    dot > 0 && !ext.is_empty() && ext.iter().all(u8::is_ascii_lowercase) && wordish(word[dot - 1])
 }
 
 /// The template's key: equal for lines of one template.
 pub fn key(line: &[u8]) -> u64 {
     let mut h = Hasher::new();
-    walk(line, |p| match p {
-        Piece::Lit(b) => h.bytes(b),
-        Piece::Mask => h.marker(1),
-        Piece::Space => h.marker(2),
+    let mut lit = 0;
+    walk(line, |span, m| {
+        h.bytes(line, lit..span.start);
+        h.marker(m as u64);
+        lit = span.end;
     });
+    h.bytes(line, lit..line.len());
     h.finish()
 }
 
@@ -180,11 +188,16 @@ pub fn key(line: &[u8]) -> u64 {
 /// space (not made safe to print: see `text::sanitize`).
 pub fn spell(line: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(line.len());
-    walk(line, |p| match p {
-        Piece::Lit(b) => out.extend_from_slice(b),
-        Piece::Mask => out.extend_from_slice(MASK.as_bytes()),
-        Piece::Space => out.push(b' '),
+    let mut lit = 0;
+    walk(line, |span, m| {
+        out.extend_from_slice(&line[lit..span.start]);
+        out.extend_from_slice(match m {
+            Marker::Mask => MASK.as_bytes(),
+            Marker::Space => b" ",
+        });
+        lit = span.end;
     });
+    out.extend_from_slice(&line[lit..]);
     out
 }
 
@@ -219,7 +232,7 @@ pub fn name(line: &[u8]) -> Vec<u8> {
 pub fn code_key(code: &[u8]) -> u64 {
     let mut h = Hasher::new();
     h.marker(3);
-    h.bytes(code);
+    h.bytes(code, 0..code.len());
     h.finish()
 }
 
@@ -246,27 +259,21 @@ impl Hasher {
         self.h = h ^ (h >> 29);
     }
 
-    fn bytes(&mut self, mut b: &[u8]) {
-        self.len += b.len() as u64;
-        if self.fill > 0 {
-            while self.fill < 8 {
-                let Some((&x, rest)) = b.split_first() else { return };
-                self.word |= u64::from(x) << (8 * self.fill);
-                self.fill += 1;
-                b = rest;
-            }
-            self.step(self.word);
-            self.word = 0;
-            self.fill = 0;
-        }
-        let mut chunks = b.chunks_exact(8);
+    /// Folds in `src[span]`, all the bytes between two markers (or the
+    /// ends): eight at a time, the last up to seven left pending for the
+    /// marker or [`finish`](Self::finish).
+    #[inline]
+    fn bytes(&mut self, src: &[u8], span: Range<usize>) {
+        debug_assert_eq!(self.fill, 0, "one slice between markers");
+        self.len += span.len() as u64;
+        let end = span.end;
+        let mut chunks = src[span].chunks_exact(8);
         for c in &mut chunks {
             self.step(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
-        for (k, &x) in chunks.remainder().iter().enumerate() {
-            self.word |= u64::from(x) << (8 * k);
-        }
-        self.fill = chunks.remainder().len() as u32;
+        let r = chunks.remainder().len();
+        self.word = tail(src, end, r);
+        self.fill = r as u32;
     }
 
     fn marker(&mut self, m: u64) {
@@ -283,6 +290,23 @@ impl Hasher {
         self.step(self.word ^ (u64::from(self.fill) << 56));
         self.step(self.len.wrapping_mul(K));
         self.h
+    }
+}
+
+/// The `r < 8` bytes of `src` that end at `end`, little-endian, read as
+/// one word (inside `src`) rather than byte by byte.
+fn tail(src: &[u8], end: usize, r: usize) -> u64 {
+    let at = end - r;
+    if let Some(w) = end.checked_sub(8).and_then(|s| src[s..end].first_chunk()) {
+        // Two shifts, as one by 64 (no bytes) would overflow: no branch on
+        // `r`, which varies from one stretch to the next.
+        u64::from_le_bytes(*w) >> 1 >> (63 - 8 * r)
+    } else if let Some(w) = src[at..].first_chunk() {
+        u64::from_le_bytes(*w) & ((1 << (8 * r)) - 1)
+    } else {
+        let mut w = [0; 8];
+        w[..r].copy_from_slice(&src[at..end]);
+        u64::from_le_bytes(w)
     }
 }
 
@@ -375,6 +399,193 @@ mod tests {
                 String::from_utf8_lossy(&other)
             );
             assert_eq!(key(&line), key(&other));
+        }
+    }
+
+    /// `key` and `spell` against the tokenizer and hash they replaced, on
+    /// random lines of the pieces the tokenizer tells apart, and on edges.
+    #[test]
+    fn key_and_spelling_are_the_reference() {
+        #[rustfmt::skip]
+        let parts: &[&[u8]] = &[
+            b"a", b"Zq", b"error", b"abcdefgh", b"abcdefghijklmnop", b"0", b"42", b"x86_64", b"-", b"_",
+            b" ", b"  ", b"\t", b"'", b"\"", b"`", b"/", b"\\", b"(", b"]", b"{", b"<", b",", b";", b"=", b"|",
+            b":", b".", b"!?", b".py", b".json", b".xhtml", b"\xc3\xa9", b"\xff\xfe", b"\0",
+        ];
+        let same = |l: &[u8]| {
+            assert_eq!(key(l), reference::key(l), "{:?}", String::from_utf8_lossy(l));
+            assert_eq!(spell(l), reference::spell(l), "{:?}", String::from_utf8_lossy(l));
+        };
+        let mut x = 0x9e37_79b9_u32;
+        for _ in 0..3000 {
+            let len = xorshift(&mut x) as usize % 700;
+            let mut line = Vec::new();
+            while line.len() < len {
+                line.extend(parts[xorshift(&mut x) as usize % parts.len()]);
+            }
+            // Cut short too, so that the stretches between markers end at
+            // every offset from a word boundary, and at the line's end.
+            for cut in [len, len / 2, len / 3] {
+                same(&line[..cut]);
+            }
+        }
+        let edges: [&[u8]; 15] = [
+            b"",
+            b" \t  \t ",
+            b"say 'unterminated",
+            b"abcdefgh",
+            b"abcdefghijklmnop",
+            b"abcdefgh abcdefghijklmnop:",
+            b"abcdefg 1 abcdefghi",
+            b"ab (abcdefgh) 'x' abcdefghijklmnopq;",
+            b"1234567 abcdefg",
+            b"\0\0\0\0\0\0\0\0 \0",
+            b"a.py b.COM c.html d.xhtml e. .f g.h.i",
+            b"\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7",
+            b"it's `x` \"a\"b\" c",
+            b"<*> a <*>",
+            b"x",
+        ];
+        for l in edges {
+            // Every start within the first word: each piece at every offset.
+            for start in 0..l.len().min(9) {
+                same(&l[start..]);
+            }
+        }
+        assert_eq!(code_key(b"E0308"), {
+            let mut h = Hasher::new();
+            h.marker(3);
+            reference::bytes(&mut h, b"E0308");
+            h.finish()
+        });
+    }
+
+    /// The tokenizer and key as they were before [`walk`] handed out spans
+    /// and [`Hasher::bytes`] took one slice between markers: literal pieces,
+    /// hashed byte by byte into the pending word. [`key`] must stay
+    /// bit-identical to it (kinds are counted and ordered by the key).
+    mod reference {
+        use super::super::*;
+
+        /// One piece of a template, in order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Piece<'a> {
+            /// Bytes kept as they are.
+            Lit(&'a [u8]),
+            /// A variable token.
+            Mask,
+            /// A run of blanks.
+            Space,
+        }
+
+        /// `calc.py`, `example.com`: a stem, a last dot, then one to four lower-case
+        /// letters or digits (digit-free here: a word with a digit is already
+        /// variable). `java.lang.NullPointerException` and `Foo.Bar` stay words.
+        fn names_a_file(word: &[u8]) -> bool {
+            let Some(dot) = memchr::memrchr(b'.', word) else { return false };
+            let ext = &word[dot + 1..];
+            dot > 0
+                && (1..=4).contains(&ext.len())
+                && ext.iter().all(|b| b.is_ascii_lowercase())
+                && wordish(word[dot - 1])
+        }
+
+        /// Walks the template of `line`, piece by piece.
+        fn walk<'a>(line: &'a [u8], mut emit: impl FnMut(Piece<'a>)) {
+            let n = line.len();
+            let mut i = 0;
+            while i < n {
+                let c = class(line[i]);
+                if c == BLANK {
+                    while i < n && class(line[i]) == BLANK {
+                        i += 1;
+                    }
+                    emit(Piece::Space);
+                    continue;
+                }
+                if c == QUOTE {
+                    if let Some(end) = quoted_end(line, i) {
+                        emit(Piece::Lit(&line[i..=i]));
+                        emit(Piece::Mask);
+                        emit(Piece::Lit(&line[end..=end]));
+                        i = end + 1;
+                        continue;
+                    }
+                }
+                if c & (HARD | QUOTE) != 0 {
+                    emit(Piece::Lit(&line[i..=i]));
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                let mut seen = 0;
+                while i < n && class(line[i]) & (BLANK | HARD | QUOTE) == 0 {
+                    seen |= class(line[i]);
+                    i += 1;
+                }
+                let word = &line[start..i];
+                let mut core = word.len();
+                while core > 0 && class(word[core - 1]) == TRAIL {
+                    core -= 1;
+                }
+                let variable = core > 0 && (seen & (DIGIT | SLASH) != 0 || names_a_file(&word[..core]));
+                if variable {
+                    emit(Piece::Mask);
+                    if core < word.len() {
+                        emit(Piece::Lit(&word[core..]));
+                    }
+                } else {
+                    emit(Piece::Lit(word));
+                }
+            }
+        }
+
+        /// The template's key: equal for lines of one template.
+        pub fn key(line: &[u8]) -> u64 {
+            let mut h = Hasher::new();
+            walk(line, |p| match p {
+                Piece::Lit(b) => bytes(&mut h, b),
+                Piece::Mask => h.marker(1),
+                Piece::Space => h.marker(2),
+            });
+            h.finish()
+        }
+
+        /// The template spelled for a reader: masked tokens as `<*>`, blanks as one
+        /// space (not made safe to print: see `text::sanitize`).
+        pub fn spell(line: &[u8]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(line.len());
+            walk(line, |p| match p {
+                Piece::Lit(b) => out.extend_from_slice(b),
+                Piece::Mask => out.extend_from_slice(MASK.as_bytes()),
+                Piece::Space => out.push(b' '),
+            });
+            out
+        }
+
+        /// `Hasher::bytes` as it was: any slice, the pending word filled
+        /// first, a byte at a time.
+        pub fn bytes(h: &mut Hasher, mut b: &[u8]) {
+            h.len += b.len() as u64;
+            if h.fill > 0 {
+                while h.fill < 8 {
+                    let Some((&x, rest)) = b.split_first() else { return };
+                    h.word |= u64::from(x) << (8 * h.fill);
+                    h.fill += 1;
+                    b = rest;
+                }
+                h.step(h.word);
+                h.word = 0;
+                h.fill = 0;
+            }
+            let mut chunks = b.chunks_exact(8);
+            for c in &mut chunks {
+                h.step(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+            }
+            for (k, &x) in chunks.remainder().iter().enumerate() {
+                h.word |= u64::from(x) << (8 * k);
+            }
+            h.fill = chunks.remainder().len() as u32;
         }
     }
 }
