@@ -194,7 +194,7 @@ impl ByteSet {
     fn add(&mut self, b: u8) {
         self.0[usize::from(b >> 6)] |= 1 << (b & 63);
     }
-    fn add_range(&mut self, lo: u8, hi: u8) {
+    pub fn add_range(&mut self, lo: u8, hi: u8) {
         for b in lo..=hi {
             self.add(b);
         }

@@ -584,6 +584,7 @@ impl Classifier {
                     pieces: hir.as_ref().and_then(super::cache::pieces),
                     raw: hir.as_ref().and_then(super::literals::digit_required_strings),
                     whole: hir.as_ref().and_then(super::cache::whole_runs),
+                    inner: hir.as_ref().filter(|h| !super::cache::anchored(h)).and_then(super::inner::InnerStart::new),
                     first: hir.as_ref().filter(|h| super::cache::anchored(h)).and_then(super::cache::first_bytes),
                 });
             }
@@ -1233,16 +1234,23 @@ struct UnsafePattern {
     /// Digit strings one of which every match holds as a whole run
     /// (`cache::whole_runs`).
     whole: Option<Vec<Vec<u8>>>,
+    /// When not anchored: where in a line a match can begin, from a
+    /// literal inside the pattern (`inner::InnerStart`).
+    inner: Option<super::inner::InnerStart>,
     /// When anchored: the bytes a match begins with (`cache::first_bytes`).
     first: Option<super::cache::ByteSet>,
 }
 
 /// An unsafe pattern that is not anchored, with what tells cheaply that a
 /// line cannot match it: a whole digit run it needs (`0` of `errors: 0`),
-/// a string it needs (`" 5` of an HTTP 5xx pattern).
+/// a string it needs (`" 5` of an HTTP 5xx pattern); and where its search
+/// can begin, which spares the engine a start at every digit of a line's
+/// timestamp (`\b[1-9]\d* failed`: 28% of the scan of a server log with
+/// 10% error lines, searched from the line's start).
 struct Single {
     whole: Option<Vec<Vec<u8>>>,
     strings: Option<RawSearch>,
+    inner: Option<super::inner::InnerStart>,
     re: meta::Regex,
 }
 
@@ -1255,7 +1263,17 @@ impl Single {
         };
         self.whole.as_ref().is_none_or(|w| w.iter().any(holds))
             && self.strings.as_ref().is_none_or(|s| s.is_match(line))
-            && self.re.is_match(line)
+            && match &self.inner {
+                // Most rechecked lines match right where a match can begin
+                // (the count before ` failed`): a search anchored there
+                // spares the engine's prefilter (5% of a server log's
+                // scan); the second takes the matches that begin later.
+                Some(inner) => inner.start(line).is_some_and(|s| {
+                    self.re.is_match(Input::new(line).range(s..).anchored(Anchored::Yes))
+                        || self.re.is_match(Input::new(line).range((s + 1).min(line.len())..))
+                }),
+                None => self.re.is_match(line),
+            }
     }
 }
 
@@ -1286,7 +1304,11 @@ fn raw_search(strings: &[Vec<(u8, bool)>]) -> Option<RawSearch> {
         .skip(1)
         .fold(out.first()?.len(), |n, s| n.min(s.len()).min(out[0].iter().zip(s).take_while(|(a, b)| a == b).count()));
     let start = &out[0][..common];
-    if !ci && start.len() >= 2 && start.iter().any(u8::is_ascii_digit) {
+    // Ignoring case changes nothing for a start without letters (`0 ` of
+    // `\b0 (?i:errors?|failed)\b`), whose search as a set ignoring case
+    // ran its automaton from every `0` of a line's timestamp.
+    let exact = !ci || !start.iter().any(u8::is_ascii_alphabetic);
+    if exact && start.len() >= 2 && start.iter().any(u8::is_ascii_digit) {
         return Some(RawSearch::One(Box::new(memchr::memmem::Finder::new(start).into_owned())));
     }
     // ASCII case ignored for all when for one: it finds more, never less.
@@ -1340,7 +1362,7 @@ struct CachePlan {
 }
 
 impl CachePlan {
-    fn new(unsafe_pats: Vec<UnsafePattern>, sources: &[String]) -> CachePlan {
+    fn new(mut unsafe_pats: Vec<UnsafePattern>, sources: &[String]) -> CachePlan {
         let build = |kind: MatchKind, srcs: &[&str]| {
             meta::Builder::new()
                 .configure(
@@ -1358,7 +1380,7 @@ impl CachePlan {
         let mut in_set = vec![u32::MAX; sources.len()];
         let mut anchored = Vec::new();
         let mut singles = Vec::new();
-        for u in &unsafe_pats {
+        for u in &mut unsafe_pats {
             let src = sources[u.index].as_str();
             if u.anchored {
                 in_set[u.index] = anchored.len() as u32;
@@ -1368,6 +1390,7 @@ impl CachePlan {
                 singles.push(Single {
                     whole: u.whole.clone(),
                     strings: u.raw.as_deref().and_then(raw_search),
+                    inner: u.inner.take(),
                     re: build(MatchKind::LeftmostFirst, &[src]),
                 });
             }
@@ -1603,3 +1626,6 @@ fn inside_secret(text: &[u8], range: std::ops::Range<usize>) -> bool {
 
 /// Characters of a quoted verdict line kept in the summary.
 const QUOTE_CHARS: usize = 160;
+
+#[cfg(test)]
+mod tests;

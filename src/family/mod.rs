@@ -21,6 +21,7 @@
 pub mod anchors;
 pub mod cache;
 pub mod classify;
+pub mod inner;
 pub mod literals;
 pub mod spec;
 pub mod teddy;
