@@ -44,7 +44,7 @@ pub struct InnerStart {
 
 impl InnerStart {
     /// None when no part of the pattern after its first piece begins with
-    /// literals of [`MIN_LEN`] bytes, or when its own first literals are as
+    /// literals of `MIN_LEN` bytes, or when its own first literals are as
     /// long (the engine's prefilter then starts at them already), or when
     /// what comes before those literals may hold a space.
     pub fn new(h: &Hir) -> Option<InnerStart> {
