@@ -199,6 +199,31 @@ impl ByteSet {
             self.add(b);
         }
     }
+    /// The bytes of `c`: a byte class's own; a Unicode class's ASCII
+    /// ranges, and `above_ascii` for any character above ASCII (the bytes
+    /// the caller needs of its encoding: lead bytes only, or all).
+    pub fn add_class(&mut self, c: &Class, above_ascii: (u8, u8)) {
+        match c {
+            Class::Bytes(c) => c.ranges().iter().for_each(|r| self.add_range(r.start(), r.end())),
+            Class::Unicode(c) => {
+                for r in c.ranges() {
+                    let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
+                    if lo < 0x80 {
+                        self.add_range(lo as u8, hi.min(0x7f) as u8);
+                    }
+                    if hi >= 0x80 {
+                        self.add_range(above_ascii.0, above_ascii.1);
+                    }
+                }
+            }
+        }
+    }
+    fn class_is_empty(c: &Class) -> bool {
+        match c {
+            Class::Bytes(c) => c.ranges().is_empty(),
+            Class::Unicode(c) => c.ranges().is_empty(),
+        }
+    }
     fn union(&mut self, o: ByteSet) {
         for (a, b) in self.0.iter_mut().zip(o.0) {
             *a |= b;
@@ -234,25 +259,11 @@ fn starts(h: &Hir) -> (ByteSet, bool) {
             }
             None => (set, true),
         },
-        HirKind::Class(Class::Bytes(c)) => {
-            for r in c.ranges() {
-                set.add_range(r.start(), r.end());
-            }
-            (set, c.ranges().is_empty())
-        }
-        HirKind::Class(Class::Unicode(c)) => {
-            for r in c.ranges() {
-                let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
-                if lo < 0x80 {
-                    set.add_range(lo as u8, hi.min(0x7f) as u8);
-                }
-                if hi >= 0x80 {
-                    // The lead bytes of UTF-8 (a Unicode class matches only
-                    // whole encoded characters).
-                    set.add_range(0xc2, 0xf4);
-                }
-            }
-            (set, c.ranges().is_empty())
+        HirKind::Class(c) => {
+            // Above ASCII, the lead bytes of UTF-8 (a Unicode class matches
+            // only whole encoded characters).
+            set.add_class(c, (0xc2, 0xf4));
+            (set, ByteSet::class_is_empty(c))
         }
         HirKind::Capture(c) => starts(&c.sub),
         HirKind::Repetition(r) => {

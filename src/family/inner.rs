@@ -23,7 +23,7 @@
 //! short of a literal (never past one) is enough.
 
 use regex_automata::{util::prefilter::Prefilter, MatchKind, Span};
-use regex_syntax::hir::{literal::Extractor, Class, Hir, HirKind};
+use regex_syntax::hir::{literal::Extractor, Hir, HirKind};
 
 use super::cache::ByteSet;
 
@@ -98,19 +98,8 @@ fn consumed(h: &Hir, set: &mut ByteSet) {
     match h.kind() {
         HirKind::Empty | HirKind::Look(_) => {}
         HirKind::Literal(l) => l.0.iter().for_each(|&b| set.add_range(b, b)),
-        HirKind::Class(Class::Bytes(c)) => c.ranges().iter().for_each(|r| set.add_range(r.start(), r.end())),
-        HirKind::Class(Class::Unicode(c)) => {
-            for r in c.ranges() {
-                let (lo, hi) = (u32::from(r.start()), u32::from(r.end()));
-                if lo < 0x80 {
-                    set.add_range(lo as u8, hi.min(0x7f) as u8);
-                }
-                if hi >= 0x80 {
-                    // Every byte of a character above ASCII is 0x80 or above.
-                    set.add_range(0x80, 0xff);
-                }
-            }
-        }
+        // Every byte of a character above ASCII is 0x80 or above.
+        HirKind::Class(c) => set.add_class(c, (0x80, 0xff)),
         HirKind::Capture(c) => consumed(&c.sub, set),
         HirKind::Repetition(r) => consumed(&r.sub, set),
         HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().for_each(|x| consumed(x, set)),
