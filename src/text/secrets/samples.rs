@@ -21,6 +21,11 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A number below `n` (not zero).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
     /// `n` characters drawn from `alphabet`.
     pub fn pick(&mut self, alphabet: &str, n: usize) -> String {
         let a = alphabet.as_bytes();
