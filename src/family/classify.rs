@@ -505,6 +505,12 @@ impl Classifier {
         self.literal.as_ref()
     }
 
+    /// Whether the user's own patterns (`--signal`) are among the
+    /// patterns: their matches count in a listing's units too.
+    pub fn has_user_patterns(&self) -> bool {
+        self.pats.iter().any(|p| p.family.is_none())
+    }
+
     pub fn block_rule(&self, i: usize) -> &BlockRule {
         &self.blocks[i]
     }

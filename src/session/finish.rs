@@ -42,7 +42,7 @@ impl Session {
     /// reports how it went. Problems with outbox go to stderr as well.
     pub fn finish(mut self, mut ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
         let tee_error = ingest.tee_error.take();
-        self.sinks.scanner.finish();
+        self.finish_scan(&ingest);
         self.sinks.scanner.set_command(command.as_ref().map(|c| c.command.as_str()));
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();

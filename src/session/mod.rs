@@ -232,6 +232,11 @@ impl Session {
         if let Some(f) = &families {
             scanner.set_classifier(f.clone());
         }
+        // A listing's units may go unclassified only where the stored copy
+        // can be read again, should the layout turn out otherwise.
+        if target.is_some() {
+            scanner.allow_unit_skip();
+        }
         let sinks = Sinks::new(scanner, args);
         Ok(Session {
             args: args.clone(),
@@ -288,8 +293,8 @@ impl Session {
     /// budget its envelope needs to show all of it (computed by the
     /// renderer's size rule, with a header sized for the longest path and
     /// command it may have to name).
-    pub fn measure(&mut self) -> Measure {
-        self.sinks.scanner.finish();
+    pub fn measure(&mut self, ingest: &Ingest) -> Measure {
+        self.finish_scan(ingest);
         let sc = self.scanned();
         let text = self.sinks.planned_strategy() == Strategy::TextEnvelope;
         let printed = match sc.head_is_all && !sc.binary {
@@ -338,6 +343,43 @@ impl Session {
             envelope::whole_budget(&sc, &self.budgets(0), &facts)
         });
         Measure { bytes: sc.bytes, chars: printed, binary: sc.binary, kept_whole: sc.head_is_all, whole_envelope }
+    }
+
+    /// Ends the scan; when the scanner passed over lines it took for a
+    /// listing's units and the layout is not that listing after all, the
+    /// stored copy is scanned again with nothing skipped (see
+    /// `Scanner::allow_unit_skip`). Where that copy cannot be read, the
+    /// envelope says which lines were not searched.
+    fn finish_scan(&mut self, ingest: &Ingest) {
+        let scanner = &mut self.sinks.scanner;
+        scanner.finish();
+        if !scanner.needs_rescan() {
+            return;
+        }
+        if crate::stream::spill::debug_enabled() {
+            crate::text::stderr::say(format_args!(
+                "scan: lines 1-{} read as a listing's entries; the layout is not a listing: scanning the stored copy again",
+                scanner.skipped_through()
+            ));
+        }
+        let stored = ingest.spill.temp.as_deref().filter(|_| ingest.spill.error.is_none());
+        let again = match stored.map(std::fs::File::open) {
+            Some(Ok(mut f)) => scanner.rescan(&mut f).map_err(|e| e.to_string()),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err("no stored copy".to_string()),
+        };
+        match again {
+            Ok(sc) if sc.bytes() == scanner.bytes() => *scanner = sc,
+            Ok(_) => self.note_unsearched("the stored copy's size differs".into()),
+            Err(e) => self.note_unsearched(e),
+        }
+    }
+
+    fn note_unsearched(&mut self, why: String) {
+        let lines = self.sinks.scanner.skipped_through();
+        self.note(format!(
+            "signal lines may be missing from lines 1-{lines} (read as listing entries; rereading failed: {why})"
+        ));
     }
 
     /// The budgets of the text envelope, at `budget` in all. Lines the

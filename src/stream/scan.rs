@@ -146,6 +146,12 @@ pub struct Scanner {
     finished: bool,
     /// No other scanner of this process has it (see `Scanned::serial`).
     serial: u64,
+    /// The family scan may pass over a listing's units (see
+    /// [`Scanner::allow_unit_skip`]).
+    unit_skip: bool,
+    /// It did, for some region; up to this line.
+    skipped_units: bool,
+    skipped_through: u64,
 }
 
 /// The scanner's family state: the engine, its per-run tally, the block
@@ -267,6 +273,9 @@ impl Scanner {
             command: None,
             signal_taken: true,
             finished: false,
+            unit_skip: false,
+            skipped_units: false,
+            skipped_through: 0,
             serial: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -310,6 +319,65 @@ impl Scanner {
 
     /// The wrapped command, which may name a listing's tool (see
     /// `stream::layout`).
+    /// Lets the family scan pass over the units of a listing once the
+    /// layouts' window is read and the lines so far make a path, match or
+    /// commit listing: their text is data there (see `stream::layout`), so
+    /// classifying it (a third to a half of such a scan) changes nothing
+    /// in that envelope. Should the layout end up another, the result is
+    /// not to be used: [`Scanner::needs_rescan`] says so, and the caller
+    /// scans the stored copy again with a scanner that skips nothing. So
+    /// only a caller that keeps a copy of the input allows it.
+    pub fn allow_unit_skip(&mut self) {
+        self.unit_skip = true;
+    }
+
+    /// Whether the family scan passed over units of a listing and the
+    /// layout is not that listing after all: the signal lines and the
+    /// family counts miss those lines (see [`Scanner::allow_unit_skip`]).
+    pub fn needs_rescan(&self) -> bool {
+        self.skipped_units && !matches!(self.layout(), Layout::Paths | Layout::Matches | Layout::Commits)
+    }
+
+    /// The last line of the last region whose units were passed over.
+    pub fn skipped_through(&self) -> u64 {
+        self.skipped_through
+    }
+
+    /// A new scanner like this one (configuration, families, command) that
+    /// has read `input` to its end, skipping nothing.
+    pub fn rescan(&self, input: &mut dyn std::io::Read) -> std::io::Result<Scanner> {
+        let mut sc = Scanner::new(self.cfg.clone());
+        if let Some(f) = &self.families {
+            sc.set_classifier(Arc::clone(&f.classifier));
+        }
+        sc.set_command(self.command.as_deref());
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => sc.feed(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        sc.finish();
+        Ok(sc)
+    }
+
+    /// Whether the family scan of the region just handed to the layouts
+    /// may pass over its units: allowed, a literal first pass (which the
+    /// skipping scan uses), none of the user's patterns (whose matches
+    /// count in units too), the window read, and the lines so far a
+    /// listing whose envelope uses no family counts (a patch may be a
+    /// tool's own diff, told by the families' evidence).
+    fn skipping_units(&self) -> bool {
+        self.unit_skip
+            && self.literal.is_some()
+            && self.layouts.window_read()
+            && self.families.as_ref().is_some_and(|f| !f.classifier.has_user_patterns())
+            && matches!(self.layouts.decide(None), Layout::Paths | Layout::Matches | Layout::Commits)
+    }
+
     pub fn set_command(&mut self, command: Option<&str>) {
         self.command = command.map(str::to_string);
     }
@@ -362,15 +430,20 @@ impl Scanner {
         self.layouts.finish();
     }
 
-    pub fn result(&self) -> Scanned<'_> {
-        let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
-        let layout = match self.layouts.decide(self.command.as_deref()) {
+    /// The layout of the whole input, as the envelope takes it.
+    fn layout(&self) -> Layout {
+        match self.layouts.decide(self.command.as_deref()) {
             // A tool's own diff (Black's `--diff`) keeps its family's
             // verdict; a log of commits stays one whatever its messages
             // quote.
             Layout::Patch if self.tool_output() => Layout::Log,
             l => l,
-        };
+        }
+    }
+
+    pub fn result(&self) -> Scanned<'_> {
+        let unterminated = self.last_byte.is_some_and(|b| b != b'\n');
+        let layout = self.layout();
         let listing = layout.is_listing();
         Scanned {
             bytes: self.bytes,
@@ -529,7 +602,17 @@ impl Scanner {
         let (_, count) = self.chars.feed_marking(region, marks);
         let newlines = self.literal.is_some().then_some(&self.region_newlines);
         self.layouts.region(region, first, newlines);
-        self.search_region(region, first);
+        if self.skipping_units() {
+            self.skipped_units = true;
+            self.skipped_through = first + count - 1;
+            // Nothing in a region of units alone is searched.
+            if self.block_open() || !self.layouts.all_units(count) {
+                let fp = self.literal.clone().expect("skipping needs the first pass");
+                self.search_candidates(region, first, &fp, true);
+            }
+        } else {
+            self.search_region(region, first);
+        }
         if let Some(fam) = self.families.as_mut().filter(|f| f.leads) {
             let last = Before(region, region.len()).in_region().unwrap_or_default();
             fam.prev.clear();
@@ -548,7 +631,7 @@ impl Scanner {
     /// candidate lines instead (see `search_candidates`).
     fn search_region(&mut self, region: &[u8], first: u64) {
         if let Some(fp) = self.literal.clone() {
-            self.search_candidates(region, first, &fp);
+            self.search_candidates(region, first, &fp, false);
             return;
         }
         let re = self.signal();
@@ -591,8 +674,10 @@ impl Scanner {
     /// `family::teddy`), and lines holding an escape byte; only they are
     /// matched against the combined regex. Their starts, ends and numbers
     /// are looked up in the newlines the counting pass marked (see
-    /// `text::newlines`), not searched for again.
-    fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass) {
+    /// `text::newlines`), not searched for again. With `skip_units`, a
+    /// candidate that is a listing's unit is passed over unless it is in
+    /// an open block (see [`Scanner::allow_unit_skip`]).
+    fn search_candidates(&mut self, region: &[u8], first: u64, fp: &FirstPass, skip_units: bool) {
         let mut cands = std::mem::take(&mut self.candidates);
         let newlines = std::mem::take(&mut self.region_newlines);
         cands.clear();
@@ -646,6 +731,10 @@ impl Scanner {
             if matched || walking {
                 lineno += newlines.count(counted, start);
                 counted = start;
+                if skip_units && !walking && self.layouts.is_unit(lineno) {
+                    pos = end + 1;
+                    continue;
+                }
                 self.visit(lineno, LineBody::Whole(line), matched, Before(region, start));
             }
             pos = end + 1;

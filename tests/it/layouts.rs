@@ -7,9 +7,14 @@
 use std::path::Path;
 use std::process::Command;
 
-use outbox::reference::{blocks_at, scan_blocks};
+use std::sync::Arc;
+
+use outbox::family::{spec, Classifier, FamilyOptions};
+use outbox::reference::{blocks_at, run_facts, scan_blocks};
+use outbox::render::envelope::{render, Budgets};
 use outbox::stream::layout::Layout;
-use outbox::stream::scan::ScanConfig;
+use outbox::stream::scan::{ScanConfig, Scanner};
+use outbox::stream::signal;
 
 use crate::util::{chars, run_cmd, Store};
 
@@ -522,4 +527,119 @@ fn a_listing_keeps_the_lines_of_the_cut_it_replaces() {
             }
         }
     }
+}
+
+/// A scanner with the shipped families, fed `data` in 1 MiB blocks (and
+/// one odd cut), finished; `skip`: allowed to pass over a listing's units.
+fn family_scan(data: &[u8], skip: bool) -> Scanner {
+    let families = Classifier::new(&spec::embedded(), &FamilyOptions::default()).unwrap();
+    let mut sc = Scanner::new(ScanConfig::default());
+    sc.set_classifier(Arc::new(families));
+    if skip {
+        sc.allow_unit_skip();
+    }
+    let (first, rest) = data.split_at(data.len().min(777_777));
+    sc.feed(first);
+    rest.chunks(1 << 20).for_each(|b| sc.feed(b));
+    sc.finish();
+    sc
+}
+
+/// The text envelope of a scan at `budget` (without the family summary
+/// the run adds).
+fn rendered(sc: &Scanner, budget: usize) -> String {
+    let b = Budgets { budget, ..Budgets::default() };
+    render(&sc.result(), &b, run_facts(), &signal::matcher(None).unwrap())
+}
+
+/// Past the layouts' window, the family scan passes over a listing's
+/// units (their text is data): the envelope is the one a scan of every
+/// line gives, for listings whose units hold error words too.
+#[test]
+fn a_listings_units_go_unsearched_and_its_envelope_is_unchanged() {
+    for (case, copies) in [("commits/git-log-p", 60), ("matches/grep-rn-error", 70), ("paths/find-man-ja", 60)] {
+        let data =
+            scaled(case, copies, |k, l| if case.starts_with("paths") { format!("./{k}{l}") } else { l.to_string() });
+        assert!(data.len() > 1 << 20, "{case}: past the window");
+        let skipping = family_scan(&data, true);
+        let whole = family_scan(&data, false);
+        assert!(skipping.skipped_through() > 0, "{case}: units passed over");
+        assert!(!skipping.needs_rescan(), "{case}: the listing stands");
+        assert!(whole.result().layout.is_listing(), "{case}");
+        for budget in [2_000, 14_000] {
+            assert_eq!(rendered(&skipping, budget), rendered(&whole, budget), "{case} at {budget}");
+        }
+    }
+}
+
+/// A git log followed by a longer server log: the scan passed over the
+/// log's commit lines while it read as a listing, the layout ends `log`,
+/// and the stored copy is scanned again: that envelope is the one a scan of
+/// every line gives, and the run says it read the copy again.
+#[test]
+fn a_listing_that_turns_into_a_log_is_scanned_again() {
+    let mut data = scaled("commits/git-log-p", 60, |_, l| l.to_string());
+    let server =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families/server/postgres.out")).unwrap();
+    for _ in 0..12 {
+        data.extend_from_slice(&server);
+    }
+    let skipping = family_scan(&data, true);
+    let whole = family_scan(&data, false);
+    assert_eq!(whole.result().layout, Layout::Log);
+    assert!(skipping.needs_rescan());
+    assert!(
+        skipping.result().signals.hits() < whole.result().signals.hits(),
+        "the commit lines holding error words were passed over"
+    );
+    let again = skipping.rescan(&mut &data[..]).unwrap();
+    assert!(!again.needs_rescan() && again.skipped_through() == 0);
+    for budget in [2_000, 14_000] {
+        assert_eq!(rendered(&again, budget), rendered(&whole, budget), "at {budget}");
+    }
+
+    let store = Store::new();
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["--envelope", "always"]).env("OUTBOX_DIR", store.path()).env("OUTBOX_DEBUG", "1");
+    let out = run_cmd(cmd, &data);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a listing: scanning the stored copy again"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let h: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(h["signal_hits"], whole.result().signals.hits(), "{text}");
+    assert!(h.get("layout").is_none_or(|l| l == "log"), "{text}");
+}
+
+/// As above, with the store on a tiny tmpfs (needs root to mount one;
+/// skipped otherwise): the stored copy fails, so it cannot be read again,
+/// and the envelope says which lines went unsearched.
+#[test]
+fn unsearched_lines_are_said_when_the_stored_copy_failed() {
+    let store = Store::new();
+    let mnt = store.path().join("tiny");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = unsafe { libc::geteuid() } == 0
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .arg(&mnt)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    let mut data = scaled("commits/git-log-p", 60, |_, l| l.to_string());
+    let server =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families/server/postgres.out")).unwrap();
+    for _ in 0..12 {
+        data.extend_from_slice(&server);
+    }
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["--envelope", "always"]).env("OUTBOX_DIR", &mnt);
+    let out = run_cmd(cmd, &data);
+    let _ = Command::new("umount").arg(&mnt).status();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("signal lines may be missing from lines 1-"), "{text}");
 }

@@ -321,7 +321,8 @@ stopped reading once the output was quiet"
     // interrupted run's is, so that its header says so.
     match sessions.as_mut_slice() {
         [out, err] => {
-            let plans = plan(args, out.measure(), err.measure(), stopped_by.is_some() || timed_out);
+            let plans =
+                plan(args, out.measure(&ingests[0].0), err.measure(&ingests[1].0), stopped_by.is_some() || timed_out);
             out.set_plan(plans[0]);
             err.set_plan(plans[1]);
         }
