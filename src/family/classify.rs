@@ -417,7 +417,7 @@ impl Classifier {
             .collect();
         let literal = super::literals::first_pass(&needs)
             .filter(|_| !sources.is_empty())
-            .map(|f| FirstPass::new(&f.floating, f.starts));
+            .map(|f| FirstPass::new(&f.floating, f.starts).confirming(&f.literals));
         let prefilter = std::sync::OnceLock::new();
         if literal.is_none() || opts.replace.is_some() || !opts.add.is_empty() {
             // Needed at once (no first pass), or holding the user's

@@ -246,6 +246,9 @@ pub struct FirstPass {
     /// Fingerprints: ASCII lower case, at most `FINGERPRINT` bytes, none
     /// containing another; may be empty.
     pub floating: Vec<Vec<u8>>,
+    /// The required strings the fingerprints were chosen from (ASCII lower
+    /// case), which a fingerprint's hit is checked against.
+    pub literals: Vec<Vec<u8>>,
     /// Line starts that make a line a candidate.
     pub starts: LineStarts,
 }
@@ -458,7 +461,7 @@ pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
             floating.push(l.0.iter().map(|&(b, _)| b.to_ascii_lowercase()).collect());
         }
     }
-    Some(FirstPass { floating: cover(&floating), starts })
+    Some(FirstPass { floating: cover(&floating), literals: floating, starts })
 }
 
 /// Roughly how often a byte is seen in lower-cased text (logs, prose,

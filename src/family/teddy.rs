@@ -20,6 +20,11 @@
 
 /// Bytes of a fingerprint at most.
 pub const WIDTH: usize = 4;
+/// Placements of a fingerprint in its strings checked on a hit at most;
+/// past them a hit counts as it is. The shipped families need 32 at most
+/// for every fingerprint that has a log's false hits (`ding`, `such`,
+/// `ssio`); a check stops at the first string there, shortest first.
+const MAX_WHOLE: usize = 32;
 const BUCKETS: usize = 16;
 
 use super::literals::LineStarts;
@@ -40,6 +45,10 @@ pub struct Search {
     /// bucket order (`words[bucket_at[b]..bucket_at[b + 1]]`): a check of
     /// four bytes is one load, an OR and a compare per fingerprint.
     words: Vec<(u32, u32)>,
+    /// Per entry of `words`: the strings its fingerprint stands for, each
+    /// with where the fingerprint lies in it (folded), when they are few;
+    /// a hit counts only where one of them is there (see `confirming`).
+    whole: Vec<Option<Box<[Placed]>>>,
     bucket_at: [u16; BUCKETS + 1],
     /// `[group * WIDTH + position]`: buckets 0–7 are group 0's bits, 8–15
     /// group 1's.
@@ -61,6 +70,10 @@ pub struct Search {
     exact: Box<[[u8; 128]; 2 * WIDTH + 1]>,
     simd: Simd,
 }
+
+/// A string behind a fingerprint (folded), and where in it the
+/// fingerprint lies.
+type Placed = (usize, Box<[u8]>);
 
 /// The widest search this CPU runs, chosen once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +153,36 @@ impl Search {
             words.extend(ids.iter().map(|&i| fingerprint_word(&fps[i as usize])));
             bucket_at[b + 1] = words.len() as u16;
         }
-        Search { words, bucket_at, lo, hi, first, starts, start_rows, start_non_ascii, exact, simd: simd() }
+        let whole = vec![None; words.len()];
+        Search { words, whole, bucket_at, lo, hi, first, starts, start_rows, start_non_ascii, exact, simd: simd() }
+    }
+
+    /// The search with each fingerprint's hit checked against the strings
+    /// it was chosen from (`literals`, each holding some fingerprint): a
+    /// window such as `ding` of ` pending` is also in `reading`, and every
+    /// such line was handed to the classifier (on a server log, a quarter
+    /// of all lines, half of which held none of the strings). A hit counts
+    /// where one of the strings holding the fingerprint is there, or may
+    /// be (it would begin before the haystack or end past it). A
+    /// fingerprint that is a whole string, or that more than `MAX_WHOLE`
+    /// placements stand behind, counts as before.
+    pub fn confirming(mut self, literals: &[Vec<u8>]) -> Search {
+        let folded: Vec<Vec<u8>> = literals.iter().map(|l| l.iter().map(|&b| fold(b)).collect()).collect();
+        for (k, &(word, mask)) in self.words.iter().enumerate() {
+            let fp = &word.to_le_bytes()[..(mask.count_ones() / 8) as usize];
+            let mut placed = Vec::new();
+            let mut whole_string = false;
+            for l in &folded {
+                for o in (0..=l.len().saturating_sub(fp.len())).filter(|&o| l[o..].starts_with(fp)) {
+                    whole_string |= l.len() == fp.len();
+                    placed.push((o, l.clone().into_boxed_slice()));
+                }
+            }
+            placed.sort_by_key(|(_, l)| l.len());
+            self.whole[k] =
+                (!whole_string && !placed.is_empty() && placed.len() <= MAX_WHOLE).then(|| placed.into_boxed_slice());
+        }
+        self
     }
 
     /// Whether a line starting with `line` is a candidate by its start.
@@ -212,12 +254,28 @@ impl Search {
         while buckets != 0 {
             let b = buckets.trailing_zeros() as usize;
             buckets &= buckets - 1;
-            let fps = &self.words[self.bucket_at[b] as usize..self.bucket_at[b + 1] as usize];
-            if fps.iter().any(|&(f, mask)| mask & !there == 0 && w & mask == f) {
+            let at = self.bucket_at[b] as usize;
+            let fps = &self.words[at..self.bucket_at[b + 1] as usize];
+            if fps
+                .iter()
+                .enumerate()
+                .any(|(i, &(f, mask))| mask & !there == 0 && w & mask == f && self.whole_at(hay, p, at + i))
+            {
                 return true;
             }
         }
         false
+    }
+
+    /// Whether one of the strings behind fingerprint `k` (found at `p`) is
+    /// there, or may be.
+    #[inline]
+    fn whole_at(&self, hay: &[u8], p: usize, k: usize) -> bool {
+        let Some(placed) = &self.whole[k] else { return true };
+        placed.iter().any(|(o, l)| match p.checked_sub(*o).and_then(|s| hay.get(s..s + l.len())) {
+            Some(there) => there.iter().zip(l.iter()).all(|(&a, &b)| fold(a) == b),
+            None => true,
+        })
     }
 
     /// The bulk of the search with AVX-512 VBMI, 64 positions at a time
@@ -514,6 +572,111 @@ mod tests {
             }
         }
         v
+    }
+
+    #[test]
+    fn a_hit_counts_only_where_one_of_its_strings_is() {
+        let lits = [b" pending".to_vec(), b"[error]".to_vec(), b"error:".to_vec()];
+        for path in paths() {
+            let mut f = Search::new(&[b"ding".to_vec(), b"rror".to_vec()], LineStarts::empty()).confirming(&lits);
+            f.simd = path;
+            let pad = "-".repeat(70);
+            for (hay, want) in [
+                ("while reading the request", None),
+                ("2 PENDING jobs", Some(5)),
+                ("terror x", None),
+                ("x [ERROR] y", Some(4)),
+                ("an error: here", Some(4)),
+            ] {
+                assert_eq!(f.find(hay.as_bytes(), 0), want, "{path:?} {hay:?}");
+                let long = format!("{pad}{hay}{pad}");
+                assert_eq!(f.find(long.as_bytes(), 0), want.map(|p| p + pad.len()), "{path:?} padded {hay:?}");
+            }
+            // A string that would begin before the haystack, or end past
+            // it, may be there.
+            for (hay, want) in [("ding x", Some(0)), ("x rror", Some(2)), ("terror", Some(2)), ("xx erro", None)] {
+                assert_eq!(f.find(hay.as_bytes(), 0), want, "{path:?} {hay:?}");
+            }
+        }
+    }
+
+    /// Checked against their strings, the hits are fingerprint hits, and
+    /// every place a string is holds one.
+    #[test]
+    fn every_string_is_found_and_only_fingerprints_are() {
+        let lits: Vec<Vec<u8>> = ["error:", "[error]", " pending", "fail", "failed to", "(core dumped)", "e:"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let fps: Vec<Vec<u8>> = ["rror", "ding", "fail", "(cor", "e:"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let mut rng = crate::text::secrets::samples::Rng::new(7);
+        // Pieces of the strings, so that fingerprints often meet them and
+        // often meet other bytes.
+        let pieces: [&[u8]; 16] = [
+            b"rror",
+            b"ding",
+            b"(cor",
+            b"e",
+            b"E",
+            b"pen",
+            b" ",
+            b":",
+            b"[",
+            b"]",
+            b"fail",
+            b"ed",
+            b" to",
+            b"e dumped)",
+            b"\n",
+            b"x",
+        ];
+        for path in paths() {
+            let mut f = Search::new(&fps, LineStarts::empty()).confirming(&lits);
+            f.simd = path;
+            let mut rejected = 0;
+            for len in [0usize, 5, 40, 67, 130, 400] {
+                for _ in 0..200 {
+                    let mut hay: Vec<u8> = Vec::new();
+                    while hay.len() < len {
+                        hay.extend_from_slice(pieces[rng.below(pieces.len())]);
+                    }
+                    let found = all(&f, &hay);
+                    let naive_hits: Vec<usize> = {
+                        let mut v = Vec::new();
+                        let mut at = 0;
+                        while let Some(p) = naive(&fps, &LineStarts::empty(), &hay, at) {
+                            v.push(p);
+                            at = p + 1;
+                        }
+                        v
+                    };
+                    assert!(
+                        found.iter().all(|p| naive_hits.contains(p)),
+                        "{path:?} {:?}",
+                        String::from_utf8_lossy(&hay)
+                    );
+                    rejected += naive_hits.len() - found.len();
+                    for l in &lits {
+                        for s in (0..hay.len().saturating_sub(l.len() - 1))
+                            .filter(|&s| hay[s..s + l.len()].eq_ignore_ascii_case(l))
+                        {
+                            let covered = fps.iter().any(|fp| {
+                                l.len() >= fp.len()
+                                    && (0..=l.len() - fp.len())
+                                        .any(|o| l[o..].starts_with(fp) && found.contains(&(s + o)))
+                            });
+                            assert!(
+                                covered,
+                                "{path:?} {:?} at {s} in {:?}",
+                                String::from_utf8_lossy(l),
+                                String::from_utf8_lossy(&hay)
+                            );
+                        }
+                    }
+                }
+            }
+            assert!(rejected > 100, "{path:?}: fingerprint hits without their strings are passed over ({rejected})");
+        }
     }
 
     #[test]
