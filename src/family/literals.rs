@@ -171,32 +171,48 @@ type Score = dyn Fn(&[Lit]) -> (u32, std::cmp::Reverse<usize>);
 
 /// [`required`], choosing among a concatenation's sets by `score`.
 fn required_by(h: &Hir, score: &Score) -> Option<Vec<Lit>> {
+    required_longer(h, score).map(|(req, _)| req)
+}
+
+/// Required strings, and beside them the same strings made longer where
+/// the pattern says what comes right after them: `: [CRWI]\d+` needs
+/// `: C`, and more exactly `: C0`…`: W9`. The first pass picks its
+/// fingerprints from the first (fewer, shorter strings share windows) and
+/// checks a fingerprint's hit against the second (`00000: connection`
+/// holds `: c` but no `: c0`). Each longer string holds the string it was
+/// made from, so it holds that string's fingerprint.
+type Longer = (Vec<Lit>, Vec<Lit>);
+
+fn required_longer(h: &Hir, score: &Score) -> Option<Longer> {
     if let Some(e) = exact(h) {
         if e.iter().all(|l| !l.0.is_empty()) {
-            return Some(e);
+            return Some((e.clone(), e));
         }
     }
+    let same = |v: Vec<Lit>| (v.clone(), v);
     match h.kind() {
-        HirKind::Capture(c) => required_by(&c.sub, score),
+        HirKind::Capture(c) => required_longer(&c.sub, score),
         HirKind::Repetition(r) if r.min >= 1 => {
             // `={70}` needs `========` (eight in a row at least).
             let rep = exact(&r.sub).and_then(|e| power(&e, r.min.min(8)));
             match rep {
-                Some(v) if v.iter().all(|l| !l.0.is_empty()) => Some(v),
-                _ => required_by(&r.sub, score),
+                Some(v) if v.iter().all(|l| !l.0.is_empty()) => Some(same(v)),
+                _ => required_longer(&r.sub, score),
             }
         }
         HirKind::Alternation(xs) => {
-            let mut acc = Vec::new();
+            let mut acc: Longer = (Vec::new(), Vec::new());
             for x in xs {
-                acc.extend(required_by(x, score)?);
+                let (req, longer) = required_longer(x, score)?;
+                acc.0.extend(req);
+                acc.1.extend(longer);
             }
             Some(acc)
         }
         HirKind::Concat(xs) => {
-            let mut best: Option<Vec<Lit>> = None;
-            let mut consider = |v: Vec<Lit>| {
-                if v.iter().all(|l| !l.0.is_empty()) && best.as_ref().is_none_or(|b| score(&v) > score(b)) {
+            let mut best: Option<Longer> = None;
+            let mut consider = |v: Longer| {
+                if v.0.iter().all(|l| !l.0.is_empty()) && best.as_ref().is_none_or(|b| score(&v.0) > score(&b.0)) {
                     best = Some(v);
                 }
             };
@@ -211,7 +227,7 @@ fn required_by(h: &Hir, score: &Score) -> Option<Vec<Lit>> {
                             Some(r) if r.len() * e.len() > MAX_SET => {
                                 // Too many together: keep what the run had,
                                 // start again from here.
-                                consider(r);
+                                consider(same(r));
                                 Some(e)
                             }
                             Some(r) => Some(r.iter().flat_map(|a| e.iter().map(move |b| a.cat(b))).collect()),
@@ -219,16 +235,28 @@ fn required_by(h: &Hir, score: &Score) -> Option<Vec<Lit>> {
                     }
                     None => {
                         if let Some(r) = run.take() {
-                            consider(r);
+                            // A repetition of at least one exact item right
+                            // after the run: its first item follows the run.
+                            let item = match x.kind() {
+                                HirKind::Repetition(rep) if rep.min >= 1 => exact(&rep.sub),
+                                _ => None,
+                            };
+                            let longer = match item {
+                                Some(e) if r.len() * e.len() <= MAX_SET => {
+                                    r.iter().flat_map(|a| e.iter().map(move |b| a.cat(b))).collect()
+                                }
+                                _ => r.clone(),
+                            };
+                            consider((r, longer));
                         }
-                        if let Some(req) = required_by(x, score) {
+                        if let Some(req) = required_longer(x, score) {
                             consider(req);
                         }
                     }
                 }
             }
             if let Some(r) = run {
-                consider(r);
+                consider(same(r));
             }
             best
         }
@@ -246,8 +274,9 @@ pub struct FirstPass {
     /// Fingerprints: ASCII lower case, at most `FINGERPRINT` bytes, none
     /// containing another; may be empty.
     pub floating: Vec<Vec<u8>>,
-    /// The required strings the fingerprints were chosen from (ASCII lower
-    /// case), which a fingerprint's hit is checked against.
+    /// The required strings the fingerprints were chosen from, made
+    /// longer where the pattern allows (see `required_longer`; ASCII lower
+    /// case): a fingerprint's hit is checked against them.
     pub literals: Vec<Vec<u8>>,
     /// Line starts that make a line a candidate.
     pub starts: LineStarts,
@@ -437,6 +466,7 @@ fn prefix_strings(xs: &[Hir]) -> Option<Vec<Vec<u8>>> {
 /// literal. Fingerprints are matched without regard to ASCII case.
 pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
     let mut floating: Vec<Vec<u8>> = Vec::new();
+    let mut literals: Vec<Vec<u8>> = Vec::new();
     let mut starts = LineStarts::new();
     for p in patterns {
         let hir = regex_syntax::ParserBuilder::new().utf8(false).build().parse(p).ok()?;
@@ -446,10 +476,16 @@ pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
             keys.indented.iter().for_each(|&(a, b)| LineStarts::set(&mut starts.indented, a, b));
             continue;
         }
-        let req = required(&hir)?;
+        let (req, longer) = required_longer(&hir, &score)?;
         if req.iter().any(|l| strength(l) < MIN_STRENGTH) {
             return None;
         }
+        literals.extend(
+            longer
+                .iter()
+                .filter(|l| l.0.first() != Some(&(b'\n', false)))
+                .map(|l| l.0.iter().map(|&(b, _)| b.to_ascii_lowercase()).collect::<Vec<u8>>()),
+        );
         for l in req {
             if l.0.first() == Some(&(b'\n', false)) {
                 match (l.0.get(1), l.0.get(2)) {
@@ -461,7 +497,9 @@ pub fn first_pass(patterns: &[String]) -> Option<FirstPass> {
             floating.push(l.0.iter().map(|&(b, _)| b.to_ascii_lowercase()).collect());
         }
     }
-    Some(FirstPass { floating: cover(&floating), literals: floating, starts })
+    literals.sort();
+    literals.dedup();
+    Some(FirstPass { floating: cover(&floating), literals, starts })
 }
 
 /// Roughly how often a byte is seen in lower-cased text (logs, prose,
@@ -570,6 +608,21 @@ mod tests {
         assert!(lits(r"(?-u:^\s+\d+)").is_none());
         assert!(lits(r"(?-u:ab)").is_none(), "too weak");
         assert!(lits(r"(?-u:(?:=+ )?.*in [\d.]+s)").is_none(), "too weak: `in `");
+    }
+
+    #[test]
+    fn a_hit_is_checked_against_longer_strings_where_the_pattern_says_what_follows() {
+        let f = first_pass(&[r"(?-u:^\S+:\d+:\d+: [CRWI]\d+: )".to_string()]).unwrap();
+        let show = |v: &[Vec<u8>]| v.iter().map(|l| String::from_utf8_lossy(l).into_owned()).collect::<Vec<_>>();
+        // Fingerprints from `: C`…; checked against `: c0`…`: w9`.
+        let mut fps = show(&f.floating);
+        fps.sort();
+        assert_eq!(fps, [": c", ": i", ": r", ": w"]);
+        assert_eq!(f.literals.len(), 40, "{:?}", show(&f.literals));
+        assert!(f.literals.iter().all(|l| l.len() == 4 && l[3].is_ascii_digit()), "{:?}", show(&f.literals));
+        // Nothing follows, or what follows is not one exact item: as found.
+        let f = first_pass(&[r"(?-u:undefined reference to \S+)".to_string()]).unwrap();
+        assert_eq!(show(&f.literals), ["undefined reference to "]);
     }
 
     #[test]
