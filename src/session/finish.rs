@@ -42,8 +42,10 @@ impl Session {
     /// reports how it went. Problems with outbox go to stderr as well.
     pub fn finish(mut self, mut ingest: Ingest, command: Option<CommandInfo>) -> Outcome {
         let tee_error = ingest.tee_error.take();
-        self.finish_scan(&ingest);
+        // The command may name the listing's tool, which the layout (and so
+        // whether the scan is read again) takes into account.
         self.sinks.scanner.set_command(command.as_ref().map(|c| c.command.as_str()));
+        self.finish_scan(&ingest);
         let json = self.sinks.json.take();
         let ndjson = self.sinks.ndjson.take();
         let sc = self.scanned();

@@ -103,6 +103,9 @@ pub struct Session {
     envelope_to: Stream,
     /// Notes the caller adds for the envelope (before the head).
     notes: Vec<String>,
+    /// The scan is ended (see `finish_scan`; `measure` and `finish` both
+    /// end it).
+    scan_ended: bool,
 }
 
 /// The consumers of the input: the text scanner always (its counts and its
@@ -250,6 +253,7 @@ impl Session {
             families,
             envelope_to,
             notes: Vec::new(),
+            scan_ended: false,
         })
     }
 
@@ -351,6 +355,9 @@ impl Session {
     /// `Scanner::allow_unit_skip`). Where that copy cannot be read, the
     /// envelope says which lines were not searched.
     fn finish_scan(&mut self, ingest: &Ingest) {
+        if std::mem::replace(&mut self.scan_ended, true) {
+            return;
+        }
         let scanner = &mut self.sinks.scanner;
         scanner.finish();
         if !scanner.needs_rescan() {
