@@ -26,7 +26,7 @@ use super::forms::{
     all_digits, arrow, colon_space, fields, has_tab, parent, path_ish, path_ish_with, same_bytes, Facts,
 };
 use super::number::parse_size;
-use super::tables::{hash, Distinct, Table, TopK};
+use super::tables::{finish, fnv, hash, Distinct, Table, TopK, FNV_START};
 
 /// Largest entries kept (the envelope shows as many as fit, at least 5).
 pub const LARGEST: usize = 20;
@@ -78,8 +78,10 @@ impl Source {
 #[derive(Debug, Default)]
 struct Run {
     key: Vec<u8>,
-    /// `hash(key)`, taken once when the run starts.
+    /// `hash(key)`, taken once when the run starts, and the FNV state it
+    /// is finished from (a subdirectory's goes on from it).
     hash: u64,
+    fnv: u64,
     active: bool,
     count: u64,
     sum: u64,
@@ -158,7 +160,7 @@ pub struct Paths {
     /// The line before was a bare path (a `tree` root, when rows follow).
     prev_bare: bool,
     dir_run: Run,
-    /// The directory run before `dir_run`, and its key's hash: `find`
+    /// The directory run before `dir_run`, and its key's FNV state: `find`
     /// lists a subdirectory's line among its parent's entries, so runs go
     /// parent, child, parent, next child, and the parent's hash is this one.
     dir_before: (Vec<u8>, Option<u64>),
@@ -579,7 +581,7 @@ impl Paths {
             };
             if !self.top_run.active || self.top_run.key != comp {
                 flush(&mut self.top_run, &mut self.tops);
-                start(&mut self.top_run, comp, hash(comp));
+                start(&mut self.top_run, comp, fnv(FNV_START, comp));
             }
             add(&mut self.top_run, value, own);
         } else {
@@ -594,20 +596,26 @@ impl Paths {
 
     /// Ends the directory run and starts the one of `dir`.
     fn start_dir(&mut self, dir: &[u8]) {
-        let h = match self.dir_before {
-            (ref k, Some(h)) if k[..] == *dir => h,
-            _ => hash(dir),
+        let run = &self.dir_run;
+        let state = match self.dir_before {
+            (ref k, Some(state)) if k[..] == *dir => state,
+            // The run's subdirectory, the next run of a `find` listing:
+            // its hash goes on from the run's, over its name alone.
+            _ if run.active && dir.len() > run.key.len() && same_bytes(&dir[..run.key.len()], &run.key) => {
+                fnv(run.fnv, &dir[run.key.len()..])
+            }
+            _ => fnv(FNV_START, dir),
         };
         if self.dir_run.active {
             flush(&mut self.dir_run, &mut self.dirs);
             // The ended run's key becomes the one before; the buffers swap.
             std::mem::swap(&mut self.dir_before.0, &mut self.dir_run.key);
-            self.dir_before.1 = Some(self.dir_run.hash);
+            self.dir_before.1 = Some(self.dir_run.fnv);
         }
-        start(&mut self.dir_run, dir, h);
+        start(&mut self.dir_run, dir, state);
         self.plain_dir = false;
         if !dir.is_empty() {
-            self.dirs_distinct.insert(h);
+            self.dirs_distinct.insert(self.dir_run.hash);
         }
     }
 
@@ -674,10 +682,12 @@ enum Full<'a> {
     Skip,
 }
 
-fn start(run: &mut Run, key: &[u8], hash: u64) {
+/// Starts a run of `key`, whose FNV state is `state`.
+fn start(run: &mut Run, key: &[u8], state: u64) {
     run.key.clear();
     run.key.extend_from_slice(key);
-    run.hash = hash;
+    run.fnv = state;
+    run.hash = finish(state);
     run.active = true;
 }
 
@@ -731,15 +741,19 @@ fn month(f: &[u8]) -> bool {
 /// overlapping the ones before.
 #[inline]
 fn plain_name(name: &[u8]) -> bool {
-    if name.len() < 8 {
+    let n = name.len();
+    if n < 8 {
         return !name.iter().any(|&b| NOT_IN_NAME[b as usize]);
     }
-    let mut words = name.chunks_exact(8);
-    let tail = &name[name.len() - 8..];
-    !words
-        .by_ref()
-        .chain(std::iter::once(tail))
-        .any(|w| word_not_in_name(u64::from_le_bytes(w.try_into().expect("eight bytes"))))
+    let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().expect("eight bytes"));
+    let mut at = 0;
+    while at + 8 < n {
+        if word_not_in_name(word(at)) {
+            return false;
+        }
+        at += 8;
+    }
+    !word_not_in_name(word(n - 8))
 }
 
 /// Whether one of the eight bytes of `w` is one [`NOT_IN_NAME`] holds:
