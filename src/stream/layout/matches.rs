@@ -14,7 +14,7 @@
 //! when the next file starts), the first match of files spread over the
 //! input, and a spread of match lines.
 
-use super::forms::{all_digits, diagnostic, digits_len, hex, path_ish};
+use super::forms::{all_digits, diagnostic, digits_len, hex, path_ish, same_bytes};
 use super::tables::{hash, Distinct, Spread, TopK};
 
 /// Files with most matches kept.
@@ -118,7 +118,7 @@ impl Matches {
             Kind::Match(s, e) => {
                 let path = &line[s..e];
                 let path = &path[..path.len().min(PATH_BYTES)];
-                if !self.cur_active || self.cur != path {
+                if !self.cur_active || path.len() != self.cur.len() || !same_bytes(path, &self.cur) {
                     self.end_file();
                     self.cur.clear();
                     self.cur.extend_from_slice(path);
@@ -179,29 +179,36 @@ impl Matches {
         }
         // `git grep REV`: `REV:path:N:text`.
         let mut base = 0;
-        if let Some(c) = memchr::memchr(b':', line) {
-            if hex(&line[..c], 7, 64) && memchr::memchr(b':', &line[c + 1..]).is_some() {
-                base = c + 1;
+        let first_colon = memchr::memchr(b':', line);
+        let mut colon = first_colon;
+        if let Some(c) = first_colon {
+            if hex(&line[..c], 7, 64) {
+                colon = memchr::memchr(b':', &line[c + 1..]);
+                if colon.is_some() {
+                    base = c + 1;
+                } else {
+                    colon = first_colon;
+                }
             }
         }
         let body = &line[base..];
         // Most lines are the current file's: `path:N:text` or its context
-        // `path-N-text`, told without looking at the path again.
-        if self.cur_active && !self.cur.is_empty() {
-            if let Some(rest) = body.strip_prefix(&self.cur[..]) {
-                if context_tail(rest) {
-                    return Some(Kind::Context);
-                }
-                if let Some(r) = rest.strip_prefix(b":") {
-                    let d = digits_len(r);
-                    if d > 0 && r.get(d) == Some(&b':') {
-                        let end = base + self.cur.len();
-                        return (!diagnostic(&r[d + 1..])).then_some(Kind::Match(base, end));
-                    }
+        // `path-N-text`, told without looking at the path again (nor
+        // comparing it, when the byte after it is neither).
+        let n = self.cur.len();
+        if self.cur_active && n > 0 && matches!(body.get(n), Some(b':' | b'-')) && same_bytes(&body[..n], &self.cur) {
+            let rest = &body[n..];
+            if context_tail(rest) {
+                return Some(Kind::Context);
+            }
+            if let Some(r) = rest.strip_prefix(b":") {
+                let d = digits_len(r);
+                if d > 0 && r.get(d) == Some(&b':') {
+                    return (!diagnostic(&r[d + 1..])).then_some(Kind::Match(base, base + n));
                 }
             }
         }
-        if let Some(c) = memchr::memchr(b':', body) {
+        if let Some(c) = colon {
             let path = &body[..c];
             let rest = &body[c + 1..];
             if path_ish(path) {

@@ -174,28 +174,37 @@ impl Layouts {
         }
     }
 
-    /// The region's lines, given where they end.
+    /// The region's lines, given where they end. A line's unit bit goes
+    /// into a word that is pushed whole, and whether a layout is still in
+    /// play is asked only when one may have stopped (when the window
+    /// closes).
     fn lines(&mut self, region: &[u8], first: u64, ends: impl Iterator<Item = usize>) {
         self.first = first;
         self.bits.clear();
         let mut start = 0;
         let mut prev = (0, 0);
         let prev_line = std::mem::take(&mut self.prev);
-        for (i, nl) in ends.enumerate() {
+        let mut word = 0u64;
+        let mut count = 0usize;
+        for nl in ends {
             let line = crate::stream::tail::strip_cr(&region[start..nl]);
-            let before = if i == 0 { &prev_line[..] } else { &region[prev.0..prev.1] };
-            let unit = self.one(first + i as u64, line, before, nl + 1 - start);
+            let before = if count == 0 { &prev_line[..] } else { &region[prev.0..prev.1] };
+            let window = self.window;
+            let unit = self.one(first + count as u64, line, before, nl + 1 - start);
             prev = (start, start + line.len());
             start = nl + 1;
-            if i % 64 == 0 {
-                self.bits.push(0);
+            word |= (unit as u64) << (count % 64);
+            count += 1;
+            if count.is_multiple_of(64) {
+                self.bits.push(word);
+                word = 0;
             }
-            if unit {
-                *self.bits.last_mut().expect("pushed") |= 1 << (i % 64);
-            }
-            if !self.in_play() {
+            if window && !self.window && !self.in_play() {
                 break;
             }
+        }
+        if !count.is_multiple_of(64) {
+            self.bits.push(word);
         }
         self.prev = prev_line;
         self.keep_prev(&region[prev.0..prev.1]);
@@ -260,11 +269,12 @@ impl Layouts {
         self.lines += 1;
         self.bytes += len as u64;
         let mut unit = false;
-        let blank = forms::blank(line);
+        let indent = forms::indent(line);
+        let blank = indent == line.len();
         // A patch's blank context line and a commit's blank lines move
         // its state: the commit reader sees every line.
         if let Some(v) = self.vcs.as_mut() {
-            unit |= v.line(lineno, line, blank);
+            unit |= v.line(lineno, line, indent);
         }
         if blank {
             self.blank += 1;

@@ -29,11 +29,25 @@ pub const LABEL_BYTES: usize = 200;
 /// A well-mixed 64-bit hash of bytes (FNV-1a, then splitmix64's
 /// finaliser so the high bits are as random as the low ones).
 pub fn hash(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    finish(fnv(FNV_START, bytes))
+}
+
+/// The FNV-1a state before any byte.
+pub const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The FNV-1a state after `bytes`, from `state`: the state of a string's
+/// prefix goes on into the rest, so a path's hash can go on from its
+/// directory's.
+pub fn fnv(mut state: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        state ^= u64::from(b);
+        state = state.wrapping_mul(0x0100_0000_01b3);
     }
+    state
+}
+
+/// [`hash`] from the FNV-1a state after the whole string.
+pub fn finish(mut h: u64) -> u64 {
     h ^= h >> 30;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^= h >> 27;
@@ -379,6 +393,16 @@ mod tests {
         let tenths: HashSet<u64> = s.items().iter().map(|i| (i.line.lineno - 1) / 12_500).collect();
         assert!(tenths.len() >= 7, "{tenths:?}");
         assert_eq!(spread_order(5).collect::<Vec<_>>(), [0, 4, 2, 1, 3]);
+    }
+
+    #[test]
+    fn a_hash_goes_on_from_its_prefix_state() {
+        let path = b"./copy0/ja/man6/bcd.6.gz";
+        for cut in 0..=path.len() {
+            let (dir, rest) = path.split_at(cut);
+            assert_eq!(finish(fnv(fnv(FNV_START, dir), rest)), hash(path), "cut at {cut}");
+        }
+        assert_ne!(hash(b"./a/"), hash(b"./b/"));
     }
 
     #[test]

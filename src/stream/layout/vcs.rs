@@ -97,6 +97,8 @@ pub struct Vcs {
     last_day: Option<Day>,
     pub authors: Table,
     authors_distinct: Distinct,
+    /// The last author read, and its hash.
+    last_author: (Vec<u8>, u64),
     /// Per file: commits touching it (`count`), `plus`, `minus`, hunks
     /// (`own`), changes from a stat line (`sum`).
     pub files: Table,
@@ -151,6 +153,7 @@ impl Vcs {
             last_day: None,
             authors: Table::new(AUTHORS),
             authors_distinct: Distinct::new(4096),
+            last_author: (Vec::new(), hash(b"")),
             files: Table::new(FILES),
             files_distinct: Distinct::new(4096),
             insertions: 0,
@@ -227,14 +230,35 @@ impl Vcs {
         self.pick_headers.iter().find(|(n, _)| *n == lineno).map(|(_, h)| h)
     }
 
-    /// One line (no terminator); `blank` when it is only blanks. True when
-    /// it is part of the listing.
-    pub fn line(&mut self, lineno: u64, line: &[u8], blank: bool) -> bool {
-        let unit = self.read(lineno, line);
-        if unit && !blank {
+    /// One line (no terminator) whose first `indent` bytes are blanks
+    /// (all of them: a blank line). True when it is part of the listing.
+    #[inline]
+    pub fn line(&mut self, lineno: u64, line: &[u8], indent: usize) -> bool {
+        let unit = match self.common(line, indent) {
+            Some(unit) => unit,
+            None => self.read(lineno, line),
+        };
+        if unit && indent < line.len() {
             self.units += 1;
         }
         unit
+    }
+
+    /// Most lines of a `git log -p`: a hunk's line, or a message line
+    /// after the subject. Read here as `read` would, without its calls;
+    /// None leaves the line to `read`, untouched.
+    #[inline]
+    fn common(&mut self, line: &[u8], indent: usize) -> Option<bool> {
+        if self.graph || (self.commits == 0 && line.starts_with(b"* ")) {
+            return None;
+        }
+        match self.state {
+            State::Hunk => self.hunk_line(line).then_some(true),
+            State::Message if self.subject && line.starts_with(b"    ") && !line[indent..].starts_with(b"commit ") => {
+                Some(true)
+            }
+            _ => None,
+        }
     }
 
     fn read(&mut self, lineno: u64, raw: &[u8]) -> bool {
@@ -307,6 +331,7 @@ impl Vcs {
     }
 
     /// A line of a hunk; false when it cannot be one.
+    #[inline]
     fn hunk_line(&mut self, line: &[u8]) -> bool {
         match line.first() {
             // An empty line: a context line whose blank was trimmed.
@@ -456,7 +481,18 @@ impl Vcs {
     }
 
     fn author(&mut self, value: &[u8]) {
-        let key = hash(value);
+        // Commits in a row are often one author's: the hash, a multiply a
+        // byte, is taken again only for another one.
+        let key = match &self.last_author {
+            (name, key) if name[..] == *value => *key,
+            _ => {
+                let key = hash(value);
+                self.last_author.0.clear();
+                self.last_author.0.extend_from_slice(value);
+                self.last_author.1 = key;
+                key
+            }
+        };
         self.authors_distinct.insert(key);
         self.authors.row(key, value).count += 1;
     }
@@ -684,8 +720,6 @@ fn strip_graph(line: &[u8]) -> &[u8] {
 /// `iso-strict` and `short` (`2026-12-03…`). None for relative and raw
 /// dates.
 pub fn parse_day(v: &[u8]) -> Option<Day> {
-    const MONTHS: [&[u8]; 12] =
-        [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
     if v.len() >= 10
         && all_digits(&v[..4])
         && v[4] == b'-'
@@ -696,6 +730,14 @@ pub fn parse_day(v: &[u8]) -> Option<Day> {
         let n = |a: usize, b: usize| parse_u64(&v[a..b]).unwrap_or(0) as u32;
         return Some(n(0, 4) * 10000 + n(5, 7) * 100 + n(8, 10));
     }
+    default_day(v).or_else(|| token_day(v))
+}
+
+/// A date's day from its tokens: a month's name, the first four-digit
+/// number (the year), the first one- or two-digit number (the day).
+fn token_day(v: &[u8]) -> Option<Day> {
+    const MONTHS: [&[u8]; 12] =
+        [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
     let (mut y, mut m, mut d) = (None, None, None);
     for tok in v.split(|&b| b == b' ' || b == b',').filter(|t| !t.is_empty()) {
         if let Some(i) = MONTHS.iter().position(|mm| *mm == tok) {
@@ -709,6 +751,33 @@ pub fn parse_day(v: &[u8]) -> Option<Day> {
     Some(y? * 10000 + m? * 100 + d?)
 }
 
+/// git's default date, `Thu Dec 3 19:13:53 2026 +0000`, read by its
+/// columns (splitting it into tokens was 2% of a `git log -p` scan); None
+/// for any other form, left to [`token_day`], which reads this one to the
+/// same day.
+fn default_day(v: &[u8]) -> Option<Day> {
+    const MONTHS: &[u8; 36] = b"JanFebMarAprMayJunJulAugSepOctNovDec";
+    let digits = |b: &[u8]| b.iter().all(u8::is_ascii_digit);
+    let [w0, w1, w2, b' ', m0, m1, m2, b' ', rest @ ..] = v else { return None };
+    if ![w0, w1, w2].iter().all(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let month = MONTHS.chunks(3).position(|m| m == [*m0, *m1, *m2])? as u32 + 1;
+    let day_len = memchr::memchr(b' ', rest).filter(|&k| (1..=2).contains(&k))?;
+    let (day, rest) = (&rest[..day_len], &rest[day_len + 1..]);
+    let [h0, h1, b':', n0, n1, b':', s0, s1, b' ', y0, y1, y2, y3, zone @ ..] = rest else { return None };
+    let zone_ok = match zone {
+        [] => true,
+        [b' ', b'+' | b'-', z @ ..] => z.len() == 4 && digits(z),
+        _ => false,
+    };
+    if !digits(day) || !digits(&[*h0, *h1, *n0, *n1, *s0, *s1, *y0, *y1, *y2, *y3]) || !zone_ok {
+        return None;
+    }
+    let year = parse_u64(&[*y0, *y1, *y2, *y3])? as u32;
+    Some(year * 10000 + month * 100 + parse_u64(day)? as u32)
+}
+
 /// `20261203` → `2026-12-03`.
 pub fn day_text(d: Day) -> String {
     format!("{:04}-{:02}-{:02}", d / 10000, d / 100 % 100, d % 100)
@@ -716,12 +785,13 @@ pub fn day_text(d: Day) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::forms::indent;
     use super::*;
 
     fn read(text: &str) -> (Vcs, Vec<bool>) {
         let mut v = Vcs::new();
         let units =
-            text.lines().enumerate().map(|(i, l)| v.line(i as u64 + 1, l.as_bytes(), blank(l.as_bytes()))).collect();
+            text.lines().enumerate().map(|(i, l)| v.line(i as u64 + 1, l.as_bytes(), indent(l.as_bytes()))).collect();
         v.finish();
         (v, units)
     }
@@ -820,5 +890,32 @@ new file mode 100644
             assert_eq!(parse_day(d.as_bytes()), want, "{d}");
         }
         assert_eq!(day_text(20261203), "2026-12-03");
+    }
+
+    #[test]
+    fn the_default_date_read_by_columns_is_the_day_its_tokens_give() {
+        for d in [
+            "Thu Dec 3 19:13:53 2026 +0000",
+            "Mon Nov 30 08:00:00 2026 -0500",
+            "Sat Jan 1 00:00:00 2000",
+            // A month's name where the weekday is: the later one counts.
+            "Mar Feb 29 12:00:00 2024 +0100",
+            "Tue Sep 09 23:59:59 1999 +1400",
+        ] {
+            let day = default_day(d.as_bytes());
+            assert!(day.is_some(), "{d}");
+            assert_eq!(day, token_day(d.as_bytes()), "{d}");
+        }
+        for d in [
+            "Thu, 3 Dec 2026 19:13:53 +0000",
+            "Thu Dec  3 19:13:53 2026 +0000",
+            "Thu Dec 3 19:13:53 2026 Jan",
+            "Thu Dec 3 19:13:53 2026 +0000 Jan",
+            "Thu Dec 123 19:13:53 2026 +0000",
+            "Thu Dec 3 19:13 2026 +0000",
+            "3 days ago",
+        ] {
+            assert_eq!(default_day(d.as_bytes()), None, "{d}");
+        }
     }
 }
