@@ -617,16 +617,7 @@ fn a_listing_that_turns_into_a_log_is_scanned_again() {
 fn unsearched_lines_are_said_when_the_stored_copy_failed() {
     let store = Store::new();
     let mnt = store.path().join("tiny");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = unsafe { libc::geteuid() } == 0
-        && Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
-            .arg(&mnt)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here");
+    if !crate::util::tiny_tmpfs(&mnt) {
         return;
     }
     let mut data = scaled("commits/git-log-p", 60, |_, l| l.to_string());

@@ -148,16 +148,7 @@ fn file_truncated_while_read_does_not_crash() {
 fn disk_full_on_the_copy_path() {
     let store = Store::new();
     let mnt = store.path().join("tiny");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = unsafe { libc::geteuid() } == 0
-        && Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
-            .arg(&mnt)
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if !mounted {
-        eprintln!("skipped: cannot mount a tmpfs here");
+    if !crate::util::tiny_tmpfs(&mnt) {
         return;
     }
     let input = store.path().join("input.log");

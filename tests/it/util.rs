@@ -139,3 +139,21 @@ pub fn peak_rss_kib(mut child: std::process::Child) -> (i32, u64) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// A 1 MiB tmpfs mounted at `dir` (created), to fill a store: needs root,
+/// false (and a note on stderr) where it cannot be had. The caller
+/// unmounts it (`umount DIR`) before asserting, so a failure leaves none.
+pub fn tiny_tmpfs(dir: &Path) -> bool {
+    std::fs::create_dir(dir).unwrap();
+    let mounted = unsafe { libc::geteuid() } == 0
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here");
+    }
+    mounted
+}
