@@ -149,8 +149,8 @@ pub struct Scanner {
     /// The family scan may pass over a listing's units (see
     /// [`Scanner::allow_unit_skip`]).
     unit_skip: bool,
-    /// It did, for some region; up to this line.
-    skipped_units: bool,
+    /// The last line of the last region whose units it passed over (0:
+    /// none; line numbers start at 1).
     skipped_through: u64,
 }
 
@@ -274,7 +274,6 @@ impl Scanner {
             signal_taken: true,
             finished: false,
             unit_skip: false,
-            skipped_units: false,
             skipped_through: 0,
             serial: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -317,8 +316,6 @@ impl Scanner {
         self.bytes
     }
 
-    /// The wrapped command, which may name a listing's tool (see
-    /// `stream::layout`).
     /// Lets the family scan pass over the units of a listing once the
     /// layouts' window is read and the lines so far make a path, match or
     /// commit listing: their text is data there (see `stream::layout`), so
@@ -335,7 +332,7 @@ impl Scanner {
     /// layout is not that listing after all: the signal lines and the
     /// family counts miss those lines (see [`Scanner::allow_unit_skip`]).
     pub fn needs_rescan(&self) -> bool {
-        self.skipped_units && !matches!(self.layout(), Layout::Paths | Layout::Matches | Layout::Commits)
+        self.skipped_through > 0 && !matches!(self.layout(), Layout::Paths | Layout::Matches | Layout::Commits)
     }
 
     /// The last line of the last region whose units were passed over.
@@ -378,6 +375,8 @@ impl Scanner {
             && matches!(self.layouts.decide(None), Layout::Paths | Layout::Matches | Layout::Commits)
     }
 
+    /// The wrapped command, which may name a listing's tool (see
+    /// `stream::layout`).
     pub fn set_command(&mut self, command: Option<&str>) {
         self.command = command.map(str::to_string);
     }
@@ -602,16 +601,13 @@ impl Scanner {
         let (_, count) = self.chars.feed_marking(region, marks);
         let newlines = self.literal.is_some().then_some(&self.region_newlines);
         self.layouts.region(region, first, newlines);
-        if self.skipping_units() {
-            self.skipped_units = true;
+        let skip_units = self.skipping_units();
+        if skip_units {
             self.skipped_through = first + count - 1;
-            // Nothing in a region of units alone is searched.
-            if self.block_open() || !self.layouts.all_units(count) {
-                let fp = self.literal.clone().expect("skipping needs the first pass");
-                self.search_candidates(region, first, &fp, true);
-            }
-        } else {
-            self.search_region(region, first);
+        }
+        // Nothing in a region of units alone is searched.
+        if !(skip_units && !self.block_open() && self.layouts.all_units(count)) {
+            self.search_region(region, first, skip_units);
         }
         if let Some(fam) = self.families.as_mut().filter(|f| f.leads) {
             let last = Before(region, region.len()).in_region().unwrap_or_default();
@@ -628,10 +624,12 @@ impl Scanner {
     /// match to its line with memchr. While a signal line's block is open,
     /// the lines after it are visited one by one (a block is at most a few
     /// lines). With family knowledge, a literal first pass names the
-    /// candidate lines instead (see `search_candidates`).
-    fn search_region(&mut self, region: &[u8], first: u64) {
+    /// candidate lines instead (see `search_candidates`, which passes over
+    /// a listing's units with `skip_units`; `skipping_units` allows it only
+    /// with the first pass).
+    fn search_region(&mut self, region: &[u8], first: u64, skip_units: bool) {
         if let Some(fp) = self.literal.clone() {
-            self.search_candidates(region, first, &fp, false);
+            self.search_candidates(region, first, &fp, skip_units);
             return;
         }
         let re = self.signal();

@@ -572,18 +572,25 @@ fn a_listings_units_go_unsearched_and_its_envelope_is_unchanged() {
     }
 }
 
-/// A git log followed by a longer server log: the scan passed over the
-/// log's commit lines while it read as a listing, the layout ends `log`,
-/// and the stored copy is scanned again: that envelope is the one a scan of
-/// every line gives, and the run says it read the copy again.
-#[test]
-fn a_listing_that_turns_into_a_log_is_scanned_again() {
+/// A real git log past the window, then a longer real postgres log: a
+/// listing while it is read, a log at the end.
+fn listing_then_log() -> Vec<u8> {
     let mut data = scaled("commits/git-log-p", 60, |_, l| l.to_string());
     let server =
         std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families/server/postgres.out")).unwrap();
     for _ in 0..12 {
         data.extend_from_slice(&server);
     }
+    data
+}
+
+/// A git log followed by a longer server log: the scan passed over the
+/// log's commit lines while it read as a listing, the layout ends `log`,
+/// and the stored copy is scanned again: that envelope is the one a scan of
+/// every line gives, and the run says it read the copy again.
+#[test]
+fn a_listing_that_turns_into_a_log_is_scanned_again() {
+    let data = listing_then_log();
     let skipping = family_scan(&data, true);
     let whole = family_scan(&data, false);
     assert_eq!(whole.result().layout, Layout::Log);
@@ -620,12 +627,7 @@ fn unsearched_lines_are_said_when_the_stored_copy_failed() {
     if !crate::util::tiny_tmpfs(&mnt) {
         return;
     }
-    let mut data = scaled("commits/git-log-p", 60, |_, l| l.to_string());
-    let server =
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/families/server/postgres.out")).unwrap();
-    for _ in 0..12 {
-        data.extend_from_slice(&server);
-    }
+    let data = listing_then_log();
     let mut cmd = Command::new(crate::util::bin());
     cmd.args(["--envelope", "always"]).env("OUTBOX_DIR", &mnt);
     let out = run_cmd(cmd, &data);
@@ -633,4 +635,27 @@ fn unsearched_lines_are_said_when_the_stored_copy_failed() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("signal lines may be missing from lines 1-"), "{text}");
+}
+
+/// Wrap mode with two streams measures both before it finishes them: the
+/// stored copy is read again once, and the envelope is the whole scan's.
+#[test]
+fn a_wrapped_listing_that_turns_into_a_log_is_scanned_again_once() {
+    let data = listing_then_log();
+    let whole = family_scan(&data, false);
+    let store = Store::new();
+    let file = store.path().join("mix.txt");
+    std::fs::write(&file, &data).unwrap();
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["--envelope", "always", "--stderr", "separate", "--", "cat"])
+        .arg(&file)
+        .env("OUTBOX_DIR", store.path())
+        .env("OUTBOX_DEBUG", "1");
+    let out = run_cmd(cmd, b"");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("scanning the stored copy again").count(), 1, "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let h: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(h["signal_hits"], whole.result().signals.hits(), "{text}");
+    assert!(!text.contains("signal lines may be missing"), "{text}");
 }
